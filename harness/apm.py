@@ -1,0 +1,105 @@
+"""Command monitoring (APM) capture for one client, through :mod:`pymongo.monitoring`.
+
+A :class:`CommandRecorder` is registered as an event listener of exactly one
+client, so nothing from another client can reach it. It keeps the kinds of
+events the test asked for and leaves out what the specs call internal:
+handshake and authentication commands (unless sensitive commands are to be
+observed), fail point configuration, and any command names the test ignores.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable
+
+from pymongo import monitoring
+
+from harness.observations import ObservedEvent
+
+#: Never part of a test's observable behaviour.
+INTERNAL_COMMANDS = frozenset({"configureFailPoint"})
+#: Security-sensitive commands the unified format hides unless ``observeSensitiveCommands``.
+SENSITIVE_COMMANDS = frozenset({
+    "authenticate", "saslStart", "saslContinue", "getnonce", "createUser", "updateUser",
+    "copydbgetnonce", "copydbsaslstart", "copydb",
+})
+HANDSHAKE_COMMANDS = frozenset({"hello", "ismaster", "isMaster"})
+
+ALL_COMMAND_EVENTS = ("commandStartedEvent", "commandSucceededEvent", "commandFailedEvent")
+
+
+class CommandRecorder(monitoring.CommandListener):
+    """Records the command events of one client, filtered as the specs require."""
+
+    def __init__(
+        self,
+        observe: Iterable[str] = ALL_COMMAND_EVENTS,
+        ignore_commands: Iterable[str] = (),
+        observe_sensitive: bool = False,
+    ) -> None:
+        self.observe = frozenset(observe)
+        self.ignore = frozenset(ignore_commands) | INTERNAL_COMMANDS
+        self.observe_sensitive = observe_sensitive
+        self._lock = threading.Lock()
+        self._events: list[ObservedEvent] = []
+        self._hidden_request_ids: set[int] = set()
+
+    # -- filtering -------------------------------------------------------
+    def _hidden(self, name: str, command: dict | None, request_id: int) -> bool:
+        """Decide on the started event; its succeeded/failed event follows the decision."""
+        if command is None:  # a reply: hidden exactly when its started event was
+            return request_id in self._hidden_request_ids or name in self.ignore
+        hide = name in self.ignore
+        if not self.observe_sensitive:
+            # A handshake command is sensitive when it carries authentication;
+            # pymongo then publishes it with an empty (redacted) body.
+            speculative = name in HANDSHAKE_COMMANDS and (not command or "speculativeAuthenticate" in command)
+            hide = hide or name in SENSITIVE_COMMANDS or speculative
+        if hide:
+            self._hidden_request_ids.add(request_id)
+        return hide
+
+    def _keep(self, event: ObservedEvent) -> None:
+        if event.kind in self.observe:
+            with self._lock:
+                self._events.append(event)
+
+    # -- pymongo listener API ------------------------------------------
+    def started(self, event: monitoring.CommandStartedEvent) -> None:
+        if self._hidden(event.command_name, dict(event.command), event.request_id):
+            return
+        self._keep(ObservedEvent(
+            "commandStartedEvent", event.command_name, event.database_name,
+            command=dict(event.command), request_id=event.request_id, operation_id=event.operation_id,
+            server_connection_id=event.server_connection_id, service_id=event.service_id,
+        ))
+
+    def succeeded(self, event: monitoring.CommandSucceededEvent) -> None:
+        if self._hidden(event.command_name, None, event.request_id):
+            return
+        self._keep(ObservedEvent(
+            "commandSucceededEvent", event.command_name, event.database_name, reply=dict(event.reply),
+            request_id=event.request_id, operation_id=event.operation_id,
+            server_connection_id=event.server_connection_id, service_id=event.service_id,
+            duration_s=event.duration_micros / 1e6,
+        ))
+
+    def failed(self, event: monitoring.CommandFailedEvent) -> None:
+        if self._hidden(event.command_name, None, event.request_id):
+            return
+        self._keep(ObservedEvent(
+            "commandFailedEvent", event.command_name, event.database_name, failure=event.failure,
+            request_id=event.request_id, operation_id=event.operation_id,
+            server_connection_id=event.server_connection_id, service_id=event.service_id,
+            duration_s=event.duration_micros / 1e6,
+        ))
+
+    # -- reading ---------------------------------------------------------
+    @property
+    def events(self) -> list[ObservedEvent]:
+        with self._lock:
+            return list(self._events)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._events.clear()

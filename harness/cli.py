@@ -1,0 +1,86 @@
+"""``harness``: the command line.
+
+``harness run --specs DIR ...`` loads every spec file under the given paths,
+runs each test on the target with the driver, prints progress and a summary,
+appends one result record per test to ``--results``, and exits 0 only when
+every outcome is what the expected-outcomes file says (1 otherwise, 2 when
+the run could not start).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from harness import __version__
+from harness.drivers import DRIVERS
+from harness.expectations import ExpectationsError
+from harness.loaders import load_paths
+from harness.reporting import ConsoleReporter
+from harness.runner import RunSettings
+from harness.session import HarnessRun, RunOptions
+from harness.targets import TARGETS, TargetUnavailable
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="harness", description="MongoDB change-stream conformance harness")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True)
+    run = commands.add_parser("run", help="run spec tests against a target")
+    add_run_arguments(run)
+    return parser
+
+
+def add_run_arguments(run: argparse.ArgumentParser) -> None:
+    run.add_argument("--specs", action="append", type=Path, default=[], metavar="PATH",
+                     help="spec file or directory (repeatable)")
+    run.add_argument("--target", default="embedded",
+                     help=f"target: NAME or NAME=ARG; NAME one of {', '.join(sorted(TARGETS))} (default: embedded)")
+    run.add_argument("--driver", default="pymongo", choices=sorted(DRIVERS), help="driver under test")
+    run.add_argument("--results", type=Path, help="append one JSON line per test to this file")
+    run.add_argument("--expected", default="auto",
+                     help="expected-outcomes file; 'auto' picks specs/expectations/<target>.yml, 'none' expects all to pass")
+    run.add_argument("--failpoints", default="native", choices=["native"], help="how fail points are set")
+    run.add_argument("--timeout", type=float, default=30.0, help="per-test timeout in seconds (default 30)")
+    run.add_argument("--iteration-timeout", type=float, default=10.0,
+                     help="how long to wait for one change-stream document (default 10)")
+    run.add_argument("-k", dest="keyword", help="only tests whose id contains this text")
+    run.add_argument("-q", "--quiet", action="store_true", help="no per-test lines, only failures and the summary")
+
+
+def command_run(args: argparse.Namespace) -> int:
+    tests = load_paths(args.specs) if args.specs else []
+    if not tests:
+        print("harness: nothing to run (give --specs PATH)", file=sys.stderr)
+        return 2
+    if args.keyword:
+        tests = [t for t in tests if args.keyword in t.test_id]
+    options = RunOptions(
+        target=args.target, driver=args.driver, results=args.results, expected=args.expected,
+        failpoints=args.failpoints,
+        settings=RunSettings(test_timeout_s=args.timeout, iteration_timeout_s=args.iteration_timeout),
+    )
+    try:
+        run = HarnessRun(options)
+        with run:
+            reporter = ConsoleReporter(total=len(tests), quiet=args.quiet)
+            reporter.start(run)
+            for test in tests:
+                reporter.report(run.run_test(test))
+            return reporter.finish()
+    except (TargetUnavailable, ExpectationsError) as exc:
+        print(f"harness: {exc}", file=sys.stderr)
+        return 2
+
+
+COMMANDS = {"run": command_run}
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return COMMANDS[args.command](args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

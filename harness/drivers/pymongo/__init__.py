@@ -1,0 +1,1 @@
+"""pymongo (synchronous API) as the driver under test."""

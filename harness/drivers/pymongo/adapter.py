@@ -1,0 +1,172 @@
+"""pymongo adapter: one :class:`PyMongoSession` (entity map and event recorders) per test."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pymongo
+from pymongo import MongoClient
+from pymongo.uri_parser import parse_uri
+
+from harness.apm import ALL_COMMAND_EVENTS, CommandRecorder
+from harness.drivers.base import UnsupportedOperation
+from harness.drivers.pymongo.errors import DRIVER_EXCEPTIONS, error_info
+from harness.drivers.pymongo.operations import OPERATIONS
+from harness.drivers.pymongo.spec_options import collection_options
+from harness.model import EntitySpec, Operation
+from harness.observations import DriverOperationError, ObservedEvent
+
+_CLIENT_KEYS = {
+    "id", "uriOptions", "useMultipleMongoses", "observeEvents", "ignoreCommandMonitoringEvents",
+    "observeSensitiveCommands", "storeEventsAsEntities", "serverApi", "observeLogMessages",
+    "observeTracingMessages", "awaitMinPoolSizeMS", "autoEncryptOpts",
+}
+
+
+class PyMongoAdapter:
+    name = "pymongo"
+    version = pymongo.version
+
+    def open_session(self, uri: str, *, iteration_timeout_s: float) -> "PyMongoSession":
+        return PyMongoSession(uri, iteration_timeout_s)
+
+
+class PyMongoSession:
+    """Entities of one test, created lazily in declaration order, closed together."""
+
+    def __init__(self, uri: str, iteration_timeout_s: float) -> None:
+        self.uri = uri
+        self.iteration_timeout_s = iteration_timeout_s
+        self._entities: dict[str, Any] = {}
+        self._recorders: dict[str, CommandRecorder] = {}
+        self._clients: list[MongoClient] = []
+        self._closed = False
+
+    # -- entities --------------------------------------------------------
+    def create_entity(self, spec: EntitySpec) -> None:
+        if spec.id in self._entities:
+            raise UnsupportedOperation(f"entity {spec.id!r} is defined twice")
+        factory = _ENTITY_FACTORIES.get(spec.kind)
+        if factory is None:
+            raise UnsupportedOperation(f"entity type {spec.kind!r} is not supported by the pymongo adapter")
+        self._entities[spec.id] = factory(self, spec)
+
+    def entity(self, entity_id: str) -> Any:
+        try:
+            return self._entities[entity_id]
+        except KeyError:
+            raise UnsupportedOperation(f"no entity named {entity_id!r}") from None
+
+    def set_entity(self, entity_id: str, value: Any) -> None:
+        if entity_id in self._entities:
+            raise UnsupportedOperation(f"entity {entity_id!r} already exists")
+        self._entities[entity_id] = value
+
+    def has_entity(self, entity_id: str) -> bool:
+        return entity_id in self._entities
+
+    def _client(self, spec: EntitySpec) -> MongoClient:
+        unknown = set(spec.options) - _CLIENT_KEYS
+        if unknown:
+            raise UnsupportedOperation(f"client {spec.id!r}: unsupported option(s) {sorted(unknown)}")
+        # The driver's own defaults: the specs' procedures create plain clients, and
+        # the runner's per-test deadline, not client options, bounds a hung target.
+        options = dict(spec.options.get("uriOptions", {}))
+        recorder = CommandRecorder(
+            observe=[e for e in spec.options.get("observeEvents", []) if e in ALL_COMMAND_EVENTS],
+            ignore_commands=spec.options.get("ignoreCommandMonitoringEvents", []),
+            observe_sensitive=bool(spec.options.get("observeSensitiveCommands", False)),
+        )
+        uri = self.uri
+        if spec.options.get("useMultipleMongoses") is False:
+            uri = _single_host(uri)
+        try:
+            client = MongoClient(uri, event_listeners=[recorder], **options)
+        except DRIVER_EXCEPTIONS as exc:
+            raise DriverOperationError(error_info(exc)) from exc
+        self._clients.append(client)
+        self._recorders[spec.id] = recorder
+        return client
+
+    def _database(self, spec: EntitySpec) -> Any:
+        client = self.entity(spec.options["client"])
+        return client.get_database(spec.options["databaseName"], **collection_options(spec.options.get("databaseOptions")))
+
+    def _collection(self, spec: EntitySpec) -> Any:
+        database = self.entity(spec.options["database"])
+        return database.get_collection(
+            spec.options["collectionName"], **collection_options(spec.options.get("collectionOptions"))
+        )
+
+    def _session(self, spec: EntitySpec) -> Any:
+        client = self.entity(spec.options["client"])
+        options = dict(spec.options.get("sessionOptions", {}))
+        kwargs: dict[str, Any] = {}
+        if "causalConsistency" in options:
+            kwargs["causal_consistency"] = options.pop("causalConsistency")
+        if "snapshot" in options:
+            kwargs["snapshot"] = options.pop("snapshot")
+        if options:
+            raise UnsupportedOperation(f"session {spec.id!r}: unsupported option(s) {sorted(options)}")
+        return client.start_session(**kwargs)
+
+    # -- operations -------------------------------------------------------
+    def run(self, operation: Operation) -> Any:
+        implementation = OPERATIONS.get(operation.name)
+        if implementation is None:
+            raise UnsupportedOperation(f"operation {operation.name!r} is not implemented by the pymongo adapter")
+        target = self.entity(operation.object)
+        try:
+            return implementation(self, target, dict(operation.arguments))
+        except DRIVER_EXCEPTIONS as exc:
+            raise DriverOperationError(error_info(exc)) from exc
+
+    def events(self, client_id: str) -> list[ObservedEvent]:
+        try:
+            return self._recorders[client_id].events
+        except KeyError:
+            raise UnsupportedOperation(f"no monitored client named {client_id!r}") from None
+
+    def close(self) -> None:
+        """Close every cursor, session and client; safe to call twice or from another thread."""
+        if self._closed:
+            return
+        self._closed = True
+        for value in list(self._entities.values()):
+            closer = getattr(value, "close", None) if not isinstance(value, MongoClient) else None
+            if closer is not None and hasattr(value, "try_next"):
+                _quietly(closer)
+            if hasattr(value, "end_session"):
+                _quietly(value.end_session)
+        for client in self._clients:
+            _quietly(client.close)
+
+
+_ENTITY_FACTORIES = {
+    "client": PyMongoSession._client,
+    "database": PyMongoSession._database,
+    "collection": PyMongoSession._collection,
+    "session": PyMongoSession._session,
+}
+
+
+def _single_host(uri: str) -> str:
+    """The URI cut down to its first host (a test that must talk to one mongos)."""
+    parsed = parse_uri(uri)
+    nodes = parsed.get("nodelist") or []
+    if len(nodes) <= 1 or uri.startswith("mongodb+srv://"):
+        return uri
+    scheme, rest = uri.split("://", 1)
+    hosts_and_rest = rest.split("/", 1)
+    auth, _, hosts = hosts_and_rest[0].rpartition("@")
+    first = hosts.split(",")[0]
+    prefix = f"{auth}@" if auth else ""
+    tail = "/" + hosts_and_rest[1] if len(hosts_and_rest) > 1 else "/"
+    return f"{scheme}://{prefix}{first}{tail}"
+
+
+def _quietly(action: Any) -> None:
+    try:
+        action()
+    except Exception:  # noqa: BLE001 - teardown must not mask the test's verdict
+        pass

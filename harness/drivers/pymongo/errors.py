@@ -1,0 +1,35 @@
+"""pymongo exceptions -> :class:`~harness.observations.ErrorInfo`."""
+
+from __future__ import annotations
+
+from bson.errors import BSONError
+from pymongo import errors
+
+from harness.observations import ErrorInfo
+
+#: Exceptions that mean "the driver or server refused", not "the harness broke".
+DRIVER_EXCEPTIONS: tuple[type[BaseException], ...] = (errors.PyMongoError, BSONError, TypeError, ValueError)
+
+_TIMEOUTS = (errors.NetworkTimeout, errors.ExecutionTimeout, errors.WTimeoutError, errors.ServerSelectionTimeoutError)
+
+
+def error_info(exc: BaseException) -> ErrorInfo:
+    details = getattr(exc, "details", None)
+    details = dict(details) if isinstance(details, dict) else None
+    labels = tuple(getattr(exc, "_error_labels", ()) or ())
+    code = getattr(exc, "code", None) if isinstance(exc, errors.OperationFailure) else None
+    code_name = details.get("codeName") if details else None
+    message = details.get("errmsg") if details and details.get("errmsg") else str(exc)
+    is_server = isinstance(exc, errors.OperationFailure)
+    timeout = isinstance(exc, _TIMEOUTS) or getattr(exc, "timeout", False) is True
+    return ErrorInfo(
+        message=message,
+        type=type(exc).__name__,
+        code=code,
+        code_name=code_name,
+        labels=labels,
+        is_client_error=not is_server,
+        is_timeout_error=bool(timeout),
+        details=details,
+        exception=exc,
+    )

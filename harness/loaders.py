@@ -1,0 +1,71 @@
+"""Spec files -> :class:`~harness.model.SpecTest` list, whatever their format.
+
+Each format registers a (recognise, load) pair in :data:`FORMAT_LOADERS`; the
+first whose recogniser accepts the decoded document loads it. A file that
+cannot be read, or that no format recognises, becomes one ``error`` test
+naming the file, so the rest of the run goes on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from harness import legacy_loader
+from harness.model import SpecTest
+from harness.sources import SpecFileError, discover_spec_files, read_spec_file
+
+Recognise = Callable[[Any], bool]
+Load = Callable[[str, Any, list], list[SpecTest]]
+
+FORMAT_LOADERS: list[tuple[str, Recognise, Load]] = [
+    ("legacy", legacy_loader.is_legacy_document, legacy_loader.load_legacy),
+]
+
+
+def register_format(name: str, recognise: Recognise, load: Load) -> None:
+    """Add a spec format (used by the unified loader, and open to plug-ins)."""
+    if all(existing != name for existing, _, _ in FORMAT_LOADERS):
+        FORMAT_LOADERS.append((name, recognise, load))
+
+
+def _file_error(path: Path, message: str) -> SpecTest:
+    return SpecTest(file=str(path), format="unknown", description="<file>", comparator="legacy", load_error=message)
+
+
+def load_file(path: Path) -> list[SpecTest]:
+    """All tests of one file, or a single error test describing why it cannot load."""
+    _ensure_builtin_formats()
+    try:
+        document = read_spec_file(path)
+    except SpecFileError as exc:
+        return [_file_error(path, str(exc))]
+    for _, recognise, load in FORMAT_LOADERS:
+        if recognise(document.data):
+            return load(str(path), document.data, document.test_lines)
+    known = ", ".join(name for name, _, _ in FORMAT_LOADERS)
+    return [_file_error(path, f"{path}: not a spec test file of any known format ({known})")]
+
+
+def load_paths(paths: list[Path]) -> list[SpecTest]:
+    """Tests of every spec file under ``paths``, in a stable order."""
+    tests: list[SpecTest] = []
+    for root in paths:
+        try:
+            files = discover_spec_files([root])
+        except SpecFileError as exc:
+            tests.append(_file_error(root, str(exc)))
+            continue
+        for path in files:
+            tests.extend(load_file(path))
+    return tests
+
+
+def _ensure_builtin_formats() -> None:
+    """Import the optional built-in format loaders, which register themselves."""
+    try:
+        import harness.unified.loader  # noqa: F401
+    except ModuleNotFoundError as exc:  # the unified package is part of the product; tolerate partial checkouts
+        if exc.name not in ("harness.unified", "harness.unified.loader"):
+            raise

@@ -1,0 +1,17 @@
+"""The table of comparators, keyed by the name a :class:`~harness.model.SpecTest` carries."""
+
+from __future__ import annotations
+
+from harness.matching import Comparator
+from harness.matching.legacy import LegacyComparator
+
+COMPARATORS: dict[str, Comparator] = {
+    "legacy": LegacyComparator(),
+}
+
+
+def comparator_for(name: str) -> Comparator:
+    try:
+        return COMPARATORS[name]
+    except KeyError:
+        raise KeyError(f"unknown comparator {name!r}; known: {sorted(COMPARATORS)}") from None

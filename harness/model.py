@@ -1,0 +1,120 @@
+"""The one test model every spec format loads into.
+
+A loaded test is unified-shaped: entities, initial data, a list of operations,
+expected events. A legacy-format test is expressed in the same terms (its
+change stream becomes a ``createChangeStream`` operation, its ``result.success``
+becomes one ``iterateUntilDocumentOrError`` per expected change) and differs only
+in the *comparator* it names and in expecting its error at test level. Nothing
+after the loaders asks which format a test came from; ``format`` is carried
+for provenance in result records and nothing else.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+#: Marker for "no expected result given" (``None`` is a legitimate expectation).
+NOT_GIVEN: Any = type("NotGiven", (), {"__repr__": lambda self: "NOT_GIVEN"})()
+
+#: Object name of operations the test runner performs itself (``failPoint`` etc.).
+TEST_RUNNER = "testRunner"
+
+
+@dataclass(frozen=True)
+class Requirement:
+    """One ``runOnRequirements`` entry; a test runs if any entry of each group holds."""
+
+    min_server_version: str | None = None
+    max_server_version: str | None = None
+    topologies: tuple[str, ...] | None = None
+    serverless: str | None = None  # "require" | "forbid" | "allow"
+    server_parameters: dict[str, Any] | None = None
+    auth: bool | None = None
+    csfle: bool | None = None
+
+
+@dataclass
+class EntitySpec:
+    """An entity to create before the operations run: client, database, collection, session."""
+
+    kind: str
+    id: str
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class CollectionData:
+    """A collection dropped, recreated and seeded before the test (``initialData``)."""
+
+    database: str
+    collection: str
+    documents: list[dict[str, Any]] = field(default_factory=list)
+    create_options: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Operation:
+    """One step of a test, run against an entity or the test runner."""
+
+    name: str
+    object: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+    expect_result: Any = NOT_GIVEN
+    expect_error: dict[str, Any] | None = None
+    save_result_as_entity: str | None = None
+    ignore_result_and_error: bool = False
+    #: Where a mismatch is reported, e.g. ``operations[3]`` or ``success[1]``.
+    label: str = ""
+
+
+@dataclass
+class EventExpectation:
+    """Events one client must have published, in order."""
+
+    client: str
+    events: list[dict[str, Any]]
+    event_type: str = "command"
+    ignore_extra_events: bool = False
+    #: Observed commands skipped while comparing (legacy skips ``killCursors``).
+    skip_commands: tuple[str, ...] = ()
+    label: str = "expectEvents"
+
+
+@dataclass
+class SpecTest:
+    """A test ready to run, whatever file format it was written in."""
+
+    file: str
+    format: str
+    description: str
+    comparator: str
+    line: int | None = None
+    requirements: list[list[Requirement]] = field(default_factory=list)
+    skip_reason: str | None = None
+    entities: list[EntitySpec] = field(default_factory=list)
+    reset_databases: list[str] = field(default_factory=list)
+    initial_data: list[CollectionData] = field(default_factory=list)
+    operations: list[Operation] = field(default_factory=list)
+    #: Test-level error expectation: the first error any operation raises ends
+    #: the operations and must match this; no error at all fails the test.
+    expect_error: dict[str, Any] | None = None
+    expect_events: list[EventExpectation] = field(default_factory=list)
+    #: Set when the file or test could not be loaded; the test is then an ``error``.
+    load_error: str | None = None
+    #: What the runner must provide (e.g. ``failpoints``), for reporting.
+    uses_failpoints: bool = False
+
+    @property
+    def file_stem(self) -> str:
+        """File name without directory or extension: ``.yml`` and ``.json`` share it."""
+        name = self.file.replace("\\", "/").rsplit("/", 1)[-1]
+        for ext in (".json", ".yml", ".yaml"):
+            if name.endswith(ext):
+                return name[: -len(ext)]
+        return name
+
+    @property
+    def test_id(self) -> str:
+        """Stable identity used by expected-outcome files: ``format/file::description``."""
+        return f"{self.format}/{self.file_stem}::{self.description}"

@@ -1,0 +1,67 @@
+"""What a driver adapter hands back to the runner, in driver-neutral terms.
+
+Adapters translate their driver's exceptions into :class:`ErrorInfo` and its
+monitoring events into :class:`ObservedEvent`; the comparators only ever see
+these, so a driver in another language can report the same shapes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class ErrorInfo:
+    """An error an operation raised, as the spec's ``expectError`` talks about it."""
+
+    message: str
+    type: str
+    code: int | None = None
+    code_name: str | None = None
+    labels: tuple[str, ...] = ()
+    is_client_error: bool = False
+    is_timeout_error: bool = False
+    details: dict[str, Any] | None = None
+    #: The driver's own exception object, when the adapter is in-process.
+    exception: BaseException | None = field(default=None, repr=False, compare=False)
+
+    def describe(self) -> str:
+        parts = [self.type]
+        if self.code is not None:
+            parts.append(f"code {self.code}" + (f" ({self.code_name})" if self.code_name else ""))
+        if self.labels:
+            parts.append(f"labels {list(self.labels)}")
+        return f"{', '.join(parts)}: {self.message}"
+
+
+class DriverOperationError(Exception):
+    """An operation failed in the driver or on the server (as opposed to in the harness)."""
+
+    def __init__(self, info: ErrorInfo) -> None:
+        super().__init__(info.describe())
+        self.info = info
+
+
+class NoChangeWithin(Exception):
+    """Iteration waited its full budget and the change stream produced nothing."""
+
+
+@dataclass
+class ObservedEvent:
+    """One command monitoring event published by a client under test."""
+
+    kind: str  # commandStartedEvent | commandSucceededEvent | commandFailedEvent
+    command_name: str
+    database_name: str | None = None
+    command: dict[str, Any] | None = None
+    reply: dict[str, Any] | None = None
+    failure: Any = None
+    request_id: int | None = None
+    operation_id: int | None = None
+    server_connection_id: int | None = None
+    service_id: Any = None
+    duration_s: float | None = None
+
+    def summary(self) -> str:
+        return f"{self.kind}({self.command_name})"

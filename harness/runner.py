@@ -1,0 +1,275 @@
+"""Runs one :class:`~harness.model.SpecTest` against a target through a driver adapter.
+
+The procedure, whatever format the test came from:
+
+1. skip it, with the reason, if its requirements rule the target out;
+2. reset databases and seed ``initialData`` through the harness's admin client;
+3. create the test's entities in a fresh driver session (new monitored clients);
+4. run the operations in order: test-runner operations (``failPoint``...) here,
+   everything else through the driver; check each result or error as soon
+   as it is known; the first failure ends the operations;
+5. compare observed events with ``expectEvents``;
+6. always: close the driver session and turn every fail point off.
+
+The body runs in a worker thread under a deadline, so a target that hangs
+gives an ``error`` verdict and the run goes on.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pymongo.errors import PyMongoError
+
+from faults.failpoints import FailPointError, FailPointManager
+from harness.drivers.base import DriverAdapter, DriverSession, UnsupportedOperation
+from harness.matching import Mismatch, show
+from harness.matching.table import comparator_for
+from harness.model import NOT_GIVEN, TEST_RUNNER, EventExpectation, Operation, SpecTest
+from harness.observations import DriverOperationError, ErrorInfo, NoChangeWithin
+from harness.requirements import skip_reason
+from harness.targets.base import Target
+
+PASSED, FAILED, SKIPPED, ERROR = "passed", "failed", "skipped", "error"
+
+
+@dataclass
+class Verdict:
+    outcome: str
+    message: str = ""
+    mismatches: list[str] = field(default_factory=list)
+
+
+class TestFailure(Exception):
+    """The target or driver did not behave as the test expects."""
+
+    def __init__(self, message: str, mismatches: list[Mismatch] | None = None) -> None:
+        super().__init__(message)
+        self.mismatches = mismatches or []
+
+
+class HarnessError(Exception):
+    """The test could not be carried out (bad test, unsupported operation, set-up failure)."""
+
+
+@dataclass
+class RunSettings:
+    test_timeout_s: float = 30.0
+    iteration_timeout_s: float = 10.0
+
+
+class TestContext:
+    """Per-test state shared by the runner's own operations."""
+
+    def __init__(self, runner: "SpecRunner", test: SpecTest) -> None:
+        self.runner = runner
+        self.test = test
+        self.session: DriverSession | None = None
+        self.current = "set-up"
+
+
+TestRunnerOperation = Callable[[TestContext, Operation], Any]
+TEST_RUNNER_OPERATIONS: dict[str, TestRunnerOperation] = {}
+
+
+def test_runner_operation(name: str) -> Callable[[TestRunnerOperation], TestRunnerOperation]:
+    def register(fn: TestRunnerOperation) -> TestRunnerOperation:
+        TEST_RUNNER_OPERATIONS[name] = fn
+        return fn
+
+    return register
+
+
+@test_runner_operation("failPoint")
+def _fail_point(context: TestContext, operation: Operation) -> None:
+    command = operation.arguments.get("failPoint")
+    if not isinstance(command, dict):
+        raise HarnessError(f"{operation.label}: failPoint needs a 'failPoint' document")
+    try:
+        context.runner.failpoints.arm(command)
+    except FailPointError as exc:
+        raise HarnessError(f"{operation.label}: {exc}") from exc
+
+
+class SpecRunner:
+    """Runs tests one after another on one started target with one driver."""
+
+    def __init__(self, target: Target, driver: DriverAdapter, failpoints: FailPointManager,
+                 settings: RunSettings | None = None) -> None:
+        self.target = target
+        self.driver = driver
+        self.failpoints = failpoints
+        self.settings = settings or RunSettings()
+
+    # -- public ---------------------------------------------------------------
+    def run(self, test: SpecTest) -> Verdict:
+        if test.load_error:
+            return Verdict(ERROR, test.load_error)
+        reason = skip_reason(test, self.target)
+        if reason:
+            return Verdict(SKIPPED, reason)
+        context = TestContext(self, test)
+        outcome: list[Verdict] = []
+        worker = threading.Thread(target=lambda: outcome.append(self._guarded(context)), daemon=True,
+                                  name=f"test:{test.description[:40]}")
+        worker.start()
+        try:
+            worker.join(self.settings.test_timeout_s)
+        except BaseException:  # Ctrl-C while a test runs: leave the target clean, then stop
+            self._teardown(context)
+            raise
+        if worker.is_alive():
+            self._teardown(context)  # unblocks the worker's sockets and turns fail points off
+            return Verdict(ERROR, f"timed out after {self.settings.test_timeout_s:g}s during {context.current}"
+                                  " (the target or driver stopped answering)")
+        return outcome[0]
+
+    # -- body -----------------------------------------------------------------
+    def _guarded(self, context: TestContext) -> Verdict:
+        verdict = self._verdict(context)
+        problems = self._teardown(context)
+        if problems:  # a fail point left on would taint every later test
+            return Verdict(ERROR, "; ".join(problems), verdict.mismatches)
+        return verdict
+
+    def _verdict(self, context: TestContext) -> Verdict:
+        try:
+            self._body(context)
+            return Verdict(PASSED)
+        except TestFailure as exc:
+            return Verdict(FAILED, str(exc), [str(m) for m in exc.mismatches])
+        except (HarnessError, UnsupportedOperation) as exc:
+            return Verdict(ERROR, f"{context.current}: {exc}")
+        except Exception as exc:  # noqa: BLE001 - a harness defect is reported, not raised
+            return Verdict(ERROR, f"{context.current}: internal error {type(exc).__name__}: {exc}")
+
+    def _teardown(self, context: TestContext) -> list[str]:
+        if context.session is not None:
+            context.session.close()
+        return self.failpoints.disarm_all()
+
+    def _body(self, context: TestContext) -> None:
+        test = context.test
+        self._prepare_data(context)
+        context.current = "creating entities"
+        context.session = self.driver.open_session(self.target.uri, iteration_timeout_s=self.settings.iteration_timeout_s)
+        for entity in test.entities:
+            try:
+                context.session.create_entity(entity)
+            except DriverOperationError as exc:
+                raise HarnessError(f"cannot create {entity.kind} entity {entity.id!r}: {exc.info.describe()}") from exc
+        error = self._run_operations(context)
+        comparator = comparator_for(test.comparator)
+        if test.expect_error is not None:
+            if error is None:
+                raise TestFailure(f"result.error: expected an error matching {show(test.expect_error)}, "
+                                  "but no operation raised one")
+            found = comparator.match_error(test.expect_error, error, "result.error", context.session)
+            if found:
+                raise TestFailure(_describe("error does not match", found, error=error), found)
+        context.current = "checking events"
+        for expectation in test.expect_events:
+            self._check_events(context, expectation)
+
+    def _prepare_data(self, context: TestContext) -> None:
+        context.current = "preparing data"
+        admin = self.target.admin
+        assert admin is not None
+        try:
+            for name in context.test.reset_databases:
+                admin.drop_database(name)
+            for data in context.test.initial_data:
+                database = admin.get_database(data.database)
+                database.drop_collection(data.collection)
+                database.create_collection(data.collection, **data.create_options)
+                if data.documents:
+                    database[data.collection].insert_many(data.documents)
+        except PyMongoError as exc:
+            raise HarnessError(f"could not prepare databases and collections on the target: {exc}") from exc
+
+    def _run_operations(self, context: TestContext) -> ErrorInfo | None:
+        """Run every operation; return the error that ended them, for a test-level expectation."""
+        test = context.test
+        comparator = comparator_for(test.comparator)
+        session = context.session
+        assert session is not None
+        for index, operation in enumerate(test.operations):
+            label = operation.label or f"operations[{index}]"
+            context.current = f"{label} ({operation.name} on {operation.object})"
+            try:
+                result = self._execute(context, operation)
+            except DriverOperationError as exc:
+                if test.expect_error is not None:
+                    return exc.info
+                if operation.ignore_result_and_error:
+                    continue
+                if operation.expect_error is None:
+                    raise TestFailure(f"{label}: {operation.name} raised an unexpected error: {exc.info.describe()}") from exc
+                found = comparator.match_error(operation.expect_error, exc.info, f"{label}.expectError", session)
+                if found:
+                    raise TestFailure(_describe(f"{label}: {operation.name} raised the wrong error", found,
+                                                error=exc.info), found) from exc
+                continue
+            except NoChangeWithin as exc:
+                expected = "" if operation.expect_result is NOT_GIVEN else f"; expected {show(operation.expect_result)}"
+                raise TestFailure(f"{label}: {exc}{expected}") from exc
+            if operation.expect_error is not None:
+                raise TestFailure(f"{label}: {operation.name} was expected to raise an error matching "
+                                  f"{show(operation.expect_error)}, but returned {show(result)}")
+            if operation.save_result_as_entity:
+                session.set_entity(operation.save_result_as_entity, result)
+            if operation.expect_result is not NOT_GIVEN and not operation.ignore_result_and_error:
+                found = comparator.match_result(operation.expect_result, result, label, session)
+                if found:
+                    raise TestFailure(_describe(f"{label}: {operation.name} result does not match", found), found)
+        return None
+
+    def _execute(self, context: TestContext, operation: Operation) -> Any:
+        if operation.object == TEST_RUNNER:
+            implementation = TEST_RUNNER_OPERATIONS.get(operation.name)
+            if implementation is None:
+                raise HarnessError(f"unknown test runner operation {operation.name!r}")
+            return implementation(context, operation)
+        assert context.session is not None
+        return context.session.run(operation)
+
+    def _check_events(self, context: TestContext, expectation: EventExpectation) -> None:
+        assert context.session is not None
+        comparator = comparator_for(context.test.comparator)
+        if expectation.event_type != "command":
+            raise HarnessError(f"{expectation.label}: event type {expectation.event_type!r} is not supported")
+        observed = [e for e in context.session.events(expectation.client)
+                    if e.command_name not in expectation.skip_commands]
+        label = expectation.label
+        for index, expected in enumerate(expectation.events):
+            path = f"{label}[{index}]"
+            if index >= len(observed):
+                raise TestFailure(f"{path}: expected {show(expected)}, but {expectation.client} published only "
+                                  f"{len(observed)} event(s): {_event_list(observed)}")
+            found = comparator.match_event(expected, observed[index], path, context.session)
+            if found:
+                sent = observed[index]
+                raise TestFailure(_describe(f"{path}: event does not match", found)
+                                  + f"\n  observed {sent.summary()}: {show(sent.command or sent.reply, 600)}"
+                                  + f"\n  all events: {_event_list(observed)}", found)
+        if not expectation.ignore_extra_events and len(observed) > len(expectation.events):
+            extra = observed[len(expectation.events):]
+            raise TestFailure(f"{label}: {len(extra)} unexpected extra event(s) after the expected "
+                              f"{len(expectation.events)}: {_event_list(extra)}")
+
+
+def _describe(headline: str, mismatches: list[Mismatch], error: ErrorInfo | None = None) -> str:
+    lines = [headline]
+    lines.extend(f"  {m}" for m in mismatches[:10])
+    if len(mismatches) > 10:
+        lines.append(f"  ... and {len(mismatches) - 10} more")
+    if error is not None:
+        lines.append(f"  actual error: {error.describe()}")
+    return "\n".join(lines)
+
+
+def _event_list(events: list[Any]) -> str:
+    return "[" + ", ".join(e.summary() for e in events) + "]"

@@ -1,0 +1,153 @@
+"""One harness run: a started target, a driver, fail points, a results store.
+
+Both front ends (the ``harness`` CLI and the pytest plugin) drive tests
+through a :class:`HarnessRun`, so they give the same verdicts and write the
+same records. Tests come in as :class:`~harness.model.SpecTest` (spec files)
+or as :class:`Check` (prose tests and other code-defined checks).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from faults.failpoints import FailPointManager, NativeFailPoints
+from harness.drivers import DriverAdapter, make_driver
+from harness.expectations import Classification, Expectations
+from harness.model import SpecTest
+from harness.results import ResultsStore, RunProvenance, make_record, new_run_id, utc_now
+from harness.runner import RunSettings, SpecRunner, Verdict
+from harness.targets import Target, make_target
+
+#: Where the project's expected-outcome files live (``specs/expectations/<target name>.yml``).
+EXPECTATIONS_DIR = Path(__file__).resolve().parent.parent / "specs" / "expectations"
+
+
+@dataclass
+class RunOptions:
+    target: str = "embedded"
+    driver: str = "pymongo"
+    results: Path | None = None
+    expected: str | None = "auto"
+    failpoints: str = "native"
+    settings: RunSettings = field(default_factory=RunSettings)
+
+
+@dataclass
+class Check:
+    """A code-defined test (a prose test): a callable judged into a :class:`Verdict`."""
+
+    format: str
+    file: str
+    name: str
+    run: Callable[["HarnessRun"], Verdict]
+
+    @property
+    def test_id(self) -> str:
+        return f"{self.format}/{self.file}::{self.name}"
+
+
+@dataclass
+class TestResult:
+    test_id: str
+    file: str
+    outcome: str
+    message: str
+    duration_s: float
+    classification: Classification
+    record: dict[str, Any]
+
+
+def default_expectations_path(target: Target) -> Path | None:
+    candidate = EXPECTATIONS_DIR / f"{target.info.name}.yml"
+    return candidate if candidate.exists() else None
+
+
+class HarnessRun:
+    """Context manager owning everything a run needs; :meth:`run_test` runs one test."""
+
+    def __init__(self, options: RunOptions) -> None:
+        self.options = options
+        self.run_id = new_run_id()
+        self.target: Target = make_target(options.target)
+        self.driver: DriverAdapter = make_driver(options.driver)
+        self.store = ResultsStore(options.results)
+        self.expectations = Expectations.empty()
+        self.failpoints: FailPointManager | None = None
+        self.runner: SpecRunner | None = None
+        self.provenance: RunProvenance | None = None
+
+    def __enter__(self) -> "HarnessRun":
+        try:
+            self.target.start()
+        except BaseException:
+            self.store.close()
+            raise
+        assert self.target.admin is not None
+        self.failpoints = FailPointManager(NativeFailPoints(self.target.admin))
+        self.runner = SpecRunner(self.target, self.driver, self.failpoints, self.options.settings)
+        self.expectations = self._load_expectations()
+        self.provenance = RunProvenance(
+            run_id=self.run_id,
+            target=self.target.info.as_record(),
+            driver={"name": self.driver.name, "version": self.driver.version},
+            failpoints=self.options.failpoints,
+            extra={"expectations_file": self.expectations.source},
+        )
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            if self.failpoints is not None:
+                self.failpoints.disarm_all()
+        finally:
+            self.store.close()
+            self.target.stop()
+
+    def _load_expectations(self) -> Expectations:
+        choice = self.options.expected
+        if choice in (None, "none"):
+            return Expectations.empty()
+        if choice == "auto":
+            path = default_expectations_path(self.target)
+            return Expectations.load(path) if path else Expectations.empty()
+        return Expectations.load(Path(choice))
+
+    # -- running ------------------------------------------------------------------
+    def run_test(self, test: SpecTest | Check) -> TestResult:
+        assert self.runner is not None and self.provenance is not None
+        started_at, start = utc_now(), time.perf_counter()
+        if isinstance(test, SpecTest):
+            verdict = self.runner.run(test)
+            identity = dict(format=test.format, file=test.file, test=test.description, test_id=test.test_id,
+                            line=test.line)
+        else:
+            verdict = _run_check(self, test)
+            identity = dict(format=test.format, file=test.file, test=test.name, test_id=test.test_id, line=None)
+        duration = time.perf_counter() - start
+        classification = self.expectations.classify(identity["test_id"], verdict.outcome)
+        record = make_record(
+            self.provenance, outcome=verdict.outcome, message=verdict.message, started_at=started_at,
+            duration_s=duration, mismatches=verdict.mismatches, expectation=classification.as_record(), **identity,
+        )
+        self.store.append(record)
+        return TestResult(identity["test_id"], identity["file"], verdict.outcome, verdict.message, duration,
+                          classification, record)
+
+
+def _run_check(run: HarnessRun, check: Check) -> Verdict:
+    problems: list[str] = []
+    try:
+        try:
+            verdict = check.run(run)
+        except Exception as exc:  # noqa: BLE001 - a broken check is an error result, not a crashed run
+            verdict = Verdict("error", f"internal error {type(exc).__name__}: {exc}")
+    finally:
+        if run.failpoints is not None:
+            problems = run.failpoints.disarm_all()
+    if problems:
+        return Verdict("error", "; ".join(problems), verdict.mismatches)
+    return verdict

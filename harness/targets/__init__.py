@@ -1,0 +1,53 @@
+"""Targets by the name ``--target`` takes: ``NAME`` or ``NAME=ARGUMENT``.
+
+``embedded``            SecantusDB in-process, in-memory (the default)
+``uri=<connection>``    any running deployment
+``testcontainers[=image]``  a real mongod replica set in Docker (needs a Docker engine)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from harness.targets.base import Target, TargetInfo, TargetUnavailable
+
+
+def _embedded(argument: str | None) -> Target:
+    from harness.targets.embedded import EmbeddedSecantus
+
+    if argument:
+        return EmbeddedSecantus(storage_path=argument)
+    return EmbeddedSecantus()
+
+
+def _uri(argument: str | None) -> Target:
+    from harness.targets.uri import UriTarget
+
+    if not argument:
+        raise TargetUnavailable("--target uri=<connection string> needs a connection string")
+    return UriTarget(argument)
+
+
+def _testcontainers(argument: str | None) -> Target:
+    from harness.targets.containers import MongoContainerTarget
+
+    return MongoContainerTarget(image=argument or "mongo:8.0")
+
+
+TARGETS: dict[str, Callable[[str | None], Target]] = {
+    "embedded": _embedded,
+    "uri": _uri,
+    "testcontainers": _testcontainers,
+}
+
+
+def make_target(spec: str) -> Target:
+    """``"uri=mongodb://..."`` -> a :class:`Target` (not yet started)."""
+    name, _, argument = spec.partition("=")
+    factory = TARGETS.get(name)
+    if factory is None:
+        raise TargetUnavailable(f"unknown target {name!r}; known targets: {', '.join(sorted(TARGETS))}")
+    return factory(argument or None)
+
+
+__all__ = ["TARGETS", "Target", "TargetInfo", "TargetUnavailable", "make_target"]

@@ -1,0 +1,122 @@
+"""What the harness knows about a deployment under test, and how it learns it.
+
+A :class:`Target` owns the deployment's lifetime (if the harness started it),
+the connection string drivers under test use, and one *admin* client the
+harness itself uses for set-up, fail points and detection. It is never the
+client under test.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from pymongo import MongoClient
+from pymongo.errors import PyMongoError
+
+TOPOLOGIES = ("single", "replicaset", "sharded", "load-balanced")
+
+
+class TargetUnavailable(Exception):
+    """The target cannot be started or reached; the message says which and why."""
+
+
+@dataclass
+class TargetInfo:
+    """Provenance of a target, recorded in every result."""
+
+    kind: str
+    name: str
+    version: str = "unknown"
+    topology: str = "unknown"
+    uri: str = ""
+    max_wire_version: int | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def as_record(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def redact_uri(uri: str) -> str:
+    """A connection string safe to write into result files (no password)."""
+    return re.sub(r"(://[^:/@]+):[^@/]*@", r"\1:***@", uri)
+
+
+def version_tuple(version: str) -> tuple[int, ...]:
+    """``"4.2.0-rc1"`` -> ``(4, 2, 0)``; missing parts count as zero when compared."""
+    parts = []
+    for piece in re.split(r"[.\-+]", str(version)):
+        if not piece.isdigit():
+            break
+        parts.append(int(piece))
+    return tuple(parts)
+
+
+def detect_topology(hello: dict[str, Any], load_balanced: bool = False) -> str:
+    if load_balanced or hello.get("serviceId") is not None:
+        return "load-balanced"
+    if hello.get("msg") == "isdbgrid":
+        return "sharded"
+    if hello.get("setName"):
+        return "replicaset"
+    return "single"
+
+
+def describe(admin: MongoClient, kind: str, name: str, uri: str) -> TargetInfo:
+    """Ask the deployment what it is: server version, topology, wire version."""
+    try:
+        hello = admin.admin.command("hello")
+        build = admin.admin.command("buildInfo")
+    except PyMongoError as exc:
+        raise TargetUnavailable(f"target {name} ({redact_uri(uri)}) did not answer hello/buildInfo: {exc}") from exc
+    load_balanced = bool(admin.options.load_balanced)
+    return TargetInfo(
+        kind=kind,
+        name=name,
+        version=str(build.get("version", "unknown")),
+        topology=detect_topology(hello, load_balanced),
+        uri=redact_uri(uri),
+        max_wire_version=hello.get("maxWireVersion"),
+        details={"setName": hello.get("setName"), "hosts": hello.get("hosts"), "gitVersion": build.get("gitVersion")},
+    )
+
+
+class Target:
+    """A deployment under test. Subclasses start/stop it; all share detection."""
+
+    kind = "abstract"
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.uri = ""
+        self.admin: MongoClient | None = None
+        self.info = TargetInfo(kind=self.kind, name=name)
+
+    def start(self) -> TargetInfo:
+        raise NotImplementedError
+
+    def stop(self) -> None:
+        if self.admin is not None:
+            self.admin.close()
+            self.admin = None
+
+    def connect_admin(self, timeout_ms: int = 10_000) -> None:
+        self.admin = MongoClient(self.uri, serverSelectionTimeoutMS=timeout_ms, connectTimeoutMS=timeout_ms,
+                                 socketTimeoutMS=60_000)
+        self.info = describe(self.admin, self.kind, self.name, self.uri)
+
+    def server_parameter(self, name: str) -> Any:
+        """A server parameter's value (``runOnRequirements.serverParameters``), or None if unknown."""
+        assert self.admin is not None
+        try:
+            return self.admin.admin.command("getParameter", 1, **{name: 1}).get(name)
+        except PyMongoError:
+            return None
+
+    def __enter__(self) -> "Target":
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

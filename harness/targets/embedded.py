@@ -1,0 +1,55 @@
+"""SecantusDB embedded in the harness process: the default target.
+
+One server with in-memory storage serves the whole run: it starts in a
+fraction of a second but takes about two seconds to stop, so it is started
+and stopped once, never per test. ``storage_path`` gives an on-disk server
+instead (fault campaigns restart it and resume across the restart).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from harness.targets.base import Target, TargetInfo, TargetUnavailable
+
+
+class EmbeddedSecantus(Target):
+    kind = "embedded"
+
+    def __init__(self, name: str = "secantusdb", *, storage_path: str = ":memory:",
+                 enable_test_commands: bool = True, **server_options: Any) -> None:
+        super().__init__(name)
+        self.storage_path = storage_path
+        self.enable_test_commands = enable_test_commands
+        self.server_options = server_options
+        self.server: Any = None
+
+    def start(self) -> TargetInfo:
+        try:
+            from secantus import SecantusDBServer
+        except ImportError as exc:  # pragma: no cover - a dependency of the package
+            raise TargetUnavailable(f"the embedded target needs the 'secantusdb' package: {exc}") from exc
+        self.server = SecantusDBServer(port=0, storage_path=self.storage_path,
+                                       enable_test_commands=self.enable_test_commands, **self.server_options)
+        self.server.start()
+        self.uri = self.server.uri
+        self.connect_admin()
+        self.info.details["package"] = "secantusdb"
+        self.info.details["package_version"] = _package_version()
+        self.info.details["test_commands"] = self.enable_test_commands
+        return self.info
+
+    def stop(self) -> None:
+        super().stop()
+        if self.server is not None:
+            self.server.stop()
+            self.server = None
+
+
+def _package_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("secantusdb")
+    except PackageNotFoundError:
+        return "unknown"
