@@ -82,10 +82,18 @@ class FailPointManager:
         if not isinstance(name, str):
             raise FailPointError(f"not a configureFailPoint command: {command!r}")
         with self._lock:
-            if name not in self._armed:
+            newly_armed = name not in self._armed
+            if newly_armed:
                 self._armed.append(name)  # recorded first: a half-armed point is still turned off
             self.history.append(dict(command))
-        self.backend.arm(command)
+        try:
+            self.backend.arm(command)
+        except FailPointError:
+            # The target refused it, so nothing was armed; forget it unless it was armed before.
+            if newly_armed:
+                with self._lock:
+                    self._armed.remove(name)
+            raise
 
     @property
     def armed(self) -> list[str]:

@@ -102,8 +102,11 @@ class Target:
             self.admin = None
 
     def connect_admin(self, timeout_ms: int = 10_000) -> None:
-        self.admin = MongoClient(self.uri, serverSelectionTimeoutMS=timeout_ms, connectTimeoutMS=timeout_ms,
-                                 socketTimeoutMS=60_000)
+        """The harness's own client: bounded timeouts, unless the connection string sets its own."""
+        defaults = {"serverSelectionTimeoutMS": timeout_ms, "connectTimeoutMS": timeout_ms, "socketTimeoutMS": 60_000}
+        in_uri = self.uri.lower()
+        options = {k: v for k, v in defaults.items() if f"{k.lower()}=" not in in_uri}
+        self.admin = MongoClient(self.uri, **options)
         self.info = describe(self.admin, self.kind, self.name, self.uri)
 
     def server_parameter(self, name: str) -> Any:

@@ -1,0 +1,142 @@
+"""pytest plugin: ``pytest --specs DIR`` collects each spec test as its own item.
+
+Items are named ``<file>::<description>``, so ``-k``, ``--junitxml``, ``-x``
+and the rest of pytest work as usual. Every item runs through the same
+:class:`~harness.session.HarnessRun` as the ``harness`` CLI (one target for
+the whole session, started at the first item), so verdicts and result
+records are the same. Outcomes map as:
+
+* passed -> pass; skipped -> skip with the reason;
+* a failure or error listed in the expected-outcomes file -> xfail with its reason;
+* an unexpected failure or error -> fail with the harness's message;
+* an unexpected pass of a listed test -> fail (the entry is stale).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.loaders import load_file
+from harness.model import SpecTest
+from harness.runner import RunSettings
+from harness.sources import SPEC_SUFFIXES
+
+_RUN_KEY = pytest.StashKey[Any]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("changestream-harness", "change-stream conformance harness")
+    group.addoption("--specs", action="append", default=[], metavar="PATH",
+                    help="spec file or directory to collect tests from (repeatable)")
+    group.addoption("--target", default="embedded", help="target NAME or NAME=ARG (default: embedded)")
+    group.addoption("--driver", default="pymongo", help="driver under test (default: pymongo)")
+    group.addoption("--results", default=None, metavar="FILE", help="append result records (JSON lines) here")
+    group.addoption("--expected", default="auto", help="expected-outcomes file, 'auto' or 'none'")
+    group.addoption("--failpoints", default="native", help="how fail points are set")
+    group.addoption("--spec-timeout", type=float, default=30.0, help="per-test timeout in seconds")
+
+
+def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser, args: list[str]) -> None:
+    """Make ``--specs`` paths collection roots, as if they had been given as arguments."""
+    namespace = early_config.known_args_namespace
+    positional = set(getattr(namespace, "file_or_dir", None) or [])
+    for root in getattr(namespace, "specs", None) or []:
+        if root not in positional:
+            args.append(root)
+
+
+def _spec_roots(config: pytest.Config) -> list[Path]:
+    return [Path(p).resolve() for p in config.getoption("specs") or []]
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    if file_path.suffix not in SPEC_SUFFIXES:
+        return None
+    resolved = file_path.resolve()
+    roots = _spec_roots(parent.config)
+    if not any(resolved == root or root in resolved.parents for root in roots):
+        return None
+    explicit = resolved in roots
+    if resolved.suffix == ".json" and not explicit and resolved.with_suffix(".yml").exists():
+        return None  # one encoding per test file, as the CLI does (the YAML is the source)
+    return SpecFile.from_parent(parent, path=file_path)
+
+
+class SpecFile(pytest.File):
+    def collect(self):
+        for test in load_file(self.path):
+            yield SpecItem.from_parent(self, name=test.description, test=test)
+
+
+class SpecFailure(Exception):
+    """A spec test that failed or errored; its message is the harness's report."""
+
+
+class SpecItem(pytest.Item):
+    def __init__(self, *, test: SpecTest, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.test = test
+        self.add_marker(pytest.mark.spec_format(test.format))
+
+    def runtest(self) -> None:
+        result = _harness_run(self.config).run_test(self.test)
+        kind = result.classification.kind
+        if result.outcome == "passed" and result.classification.expected:
+            return
+        if result.outcome == "skipped" and result.classification.expected:
+            pytest.skip(result.message)
+        if result.classification.expected:  # a known deviation of this target
+            pytest.xfail(f"{kind}: {result.classification.reason}")
+        if kind == "unexpected-pass":
+            raise SpecFailure(f"unexpected pass: the expected-outcomes file says {result.classification.reason}")
+        raise SpecFailure(f"{result.outcome}: {result.message}")
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        if isinstance(excinfo.value, SpecFailure):
+            where = f"{self.test.file}" + (f":{self.test.line}" if self.test.line else "")
+            return f"{where}: {self.test.description}\n{excinfo.value}"
+        return super().repr_failure(excinfo, style)
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, (self.test.line - 1) if self.test.line else None, f"{self.test.format}: {self.name}"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "spec_format(name): the spec format a collected test came from")
+
+
+def _harness_run(config: pytest.Config) -> Any:
+    """The session's :class:`HarnessRun`, started on first use and stopped at session end."""
+    run = config.stash.get(_RUN_KEY, None)
+    if run is None:
+        from harness.session import HarnessRun, RunOptions
+
+        results = config.getoption("results")
+        options = RunOptions(
+            target=config.getoption("target"),
+            driver=config.getoption("driver"),
+            results=Path(results) if results else None,
+            expected=config.getoption("expected"),
+            failpoints=config.getoption("failpoints"),
+            settings=RunSettings(test_timeout_s=config.getoption("spec_timeout")),
+        )
+        run = HarnessRun(options)
+        run.__enter__()
+        config.stash[_RUN_KEY] = run
+    return run
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    run = config.stash.get(_RUN_KEY, None)
+    if run is not None:
+        config.stash[_RUN_KEY] = None
+        run.__exit__(None, None, None)
+
+
+@pytest.fixture(scope="session")
+def harness_run(pytestconfig: pytest.Config) -> Any:
+    """The run's target, driver and fail points, for code-defined tests (prose tests)."""
+    return _harness_run(pytestconfig)

@@ -1,0 +1,30 @@
+"""Shared fixtures for the harness's own tests.
+
+The upstream spec files are read from ``../shared/specs`` beside the
+repository (they are never copied into it).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_SPECS = REPO.parent / "shared" / "specs"
+LEGACY_DIR = SHARED_SPECS / "upstream" / "legacy"
+UNIFIED_DIR = SHARED_SPECS / "upstream" / "unified"
+
+
+def require_shared_specs() -> None:
+    if not LEGACY_DIR.is_dir():
+        pytest.skip(f"upstream spec files not found at {SHARED_SPECS}")
+
+
+@pytest.fixture(scope="session")
+def embedded_run():
+    """One embedded SecantusDB for the tests that only need a target (no results file)."""
+    from harness.session import HarnessRun, RunOptions
+
+    with HarnessRun(RunOptions(target="embedded", expected="none")) as run:
+        yield run

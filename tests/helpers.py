@@ -1,0 +1,22 @@
+"""Small builders for tests that need hand-made spec tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from harness.loaders import load_file
+
+LEGACY_HEADER = """
+database_name: harness-selftest
+collection_name: coll
+database2_name: harness-selftest-2
+collection2_name: coll2
+tests:
+"""
+
+
+def legacy_tests(tmp_path: Path, body: str, name: str = "selftest.yml"):
+    """Write a legacy-format file with the given ``tests:`` entries and load it."""
+    path = tmp_path / name
+    path.write_text(LEGACY_HEADER + body)
+    return load_file(path)

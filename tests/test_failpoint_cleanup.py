@@ -1,0 +1,93 @@
+"""Fail points are always turned off: after failures, exceptions and timeouts (checked on the server)."""
+
+from __future__ import annotations
+
+import pytest
+from pymongo.errors import OperationFailure
+
+from faults.failpoints import FailPointManager, NativeFailPoints
+from tests.helpers import legacy_tests
+
+FAIL_INSERTS = """
+    failPoint:
+      configureFailPoint: failCommand
+      mode: alwaysOn
+      data: {failCommands: [insert], errorCode: 2}
+"""
+
+
+def _assert_inserts_work(run):
+    """The fail point is really off: an insert through a fresh path succeeds."""
+    run.target.admin["harness-selftest"]["probe"].insert_one({"probe": True})
+
+
+def test_fail_point_is_off_after_a_test_that_raised_mid_way(embedded_run, tmp_path):
+    [test] = legacy_tests(tmp_path, """
+  - description: raises after arming
+    target: collection
+""" + FAIL_INSERTS + """
+    operations:
+      - {database: harness-selftest, collection: coll, name: frobnicate, arguments: {}}
+    result: {success: []}
+""")
+    verdict = embedded_run.runner.run(test)
+    assert verdict.outcome == "error"
+    assert embedded_run.failpoints.armed == []
+    _assert_inserts_work(embedded_run)
+
+
+def test_fail_point_is_off_after_a_failed_test(embedded_run, tmp_path):
+    [test] = legacy_tests(tmp_path, """
+  - description: insert fails
+    target: collection
+""" + FAIL_INSERTS + """
+    operations:
+      - {database: harness-selftest, collection: coll, name: insertOne, arguments: {document: {x: 1}}}
+    result: {success: [{operationType: insert}]}
+""")
+    verdict = embedded_run.runner.run(test)
+    assert verdict.outcome == "failed" and "code 2" in verdict.message
+    _assert_inserts_work(embedded_run)
+
+
+def test_a_hanging_target_gives_an_error_and_the_fail_point_goes_off(embedded_run, tmp_path):
+    [test] = legacy_tests(tmp_path, """
+  - description: getMore blocks far beyond the deadline
+    target: collection
+    failPoint:
+      configureFailPoint: failCommand
+      mode: alwaysOn
+      data: {failCommands: [getMore, insert], blockConnection: true, blockTimeMS: 20000}
+    operations: []
+    result: {success: [{operationType: insert}]}
+""")
+    settings = embedded_run.runner.settings
+    saved = settings.test_timeout_s
+    settings.test_timeout_s = 2.0
+    try:
+        verdict = embedded_run.runner.run(test)
+    finally:
+        settings.test_timeout_s = saved
+    assert verdict.outcome == "error" and "timed out after 2s" in verdict.message
+    assert "success[0]" in verdict.message
+    _assert_inserts_work(embedded_run)
+
+
+def test_manager_turns_off_everything_it_armed_and_reports_failures(embedded_run):
+    manager = FailPointManager(NativeFailPoints(embedded_run.target.admin))
+    manager.arm({"configureFailPoint": "failCommand", "mode": "alwaysOn",
+                 "data": {"failCommands": ["insert"], "errorCode": 2}})
+    with pytest.raises(OperationFailure):
+        embedded_run.target.admin["harness-selftest"]["probe"].insert_one({})
+    assert manager.armed == ["failCommand"]
+    assert manager.disarm_all() == []
+    assert manager.armed == []
+    _assert_inserts_work(embedded_run)
+
+
+def test_a_refused_fail_point_is_still_turned_off_and_reported(embedded_run):
+    manager = FailPointManager(NativeFailPoints(embedded_run.target.admin))
+    with pytest.raises(Exception, match="refused configureFailPoint|configureFailPoint"):
+        manager.arm({"configureFailPoint": "noSuchFailPoint", "mode": "alwaysOn"})
+    assert manager.armed == []  # refused, so never armed: nothing to turn off later
+    assert manager.disarm_all() == []

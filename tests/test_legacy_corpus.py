@@ -1,0 +1,44 @@
+"""All 50 legacy tests on the embedded target, each checked against the expected-outcomes file."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.loaders import load_paths
+from harness.session import HarnessRun, RunOptions
+from tests.conftest import LEGACY_DIR, require_shared_specs
+
+
+@pytest.fixture(scope="module")
+def corpus_results(tmp_path_factory):
+    require_shared_specs()
+    tests = load_paths([LEGACY_DIR])
+    results = tmp_path_factory.mktemp("legacy") / "results.jsonl"
+    with HarnessRun(RunOptions(target="embedded", expected="auto", results=results)) as run:
+        return [run.run_test(test) for test in tests], results
+
+
+def test_every_legacy_test_gets_a_verdict(corpus_results):
+    outcomes, results = corpus_results
+    assert len(outcomes) == 50
+    assert len(results.read_text().splitlines()) == 50
+
+
+def test_no_legacy_test_errors(corpus_results):
+    outcomes, _ = corpus_results
+    errors = [(r.test_id, r.message) for r in outcomes if r.outcome == "error"]
+    assert errors == []
+
+
+def test_every_outcome_is_what_the_expectations_file_says(corpus_results):
+    outcomes, _ = corpus_results
+    unexpected = [(r.test_id, r.outcome, r.classification.kind, r.message[:300])
+                  for r in outcomes if not r.classification.expected]
+    assert unexpected == []
+
+
+def test_skips_are_only_for_version_or_topology(corpus_results):
+    outcomes, _ = corpus_results
+    for result in outcomes:
+        if result.outcome == "skipped":
+            assert "maxServerVersion" in result.message or "topology" in result.message, result.message

@@ -1,0 +1,50 @@
+"""``pytest --specs``: one item per spec test, same verdicts as the CLI, JUnit XML and -k work."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+
+from tests.helpers import LEGACY_HEADER
+from tests.test_cli import FAILING, PASSING
+
+SKIPPED = """
+  - description: sharded only
+    target: collection
+    topology: [sharded]
+    result: {success: []}
+"""
+
+
+def _pytest(tmp_path, *args):
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=180)
+
+
+def test_spec_tests_become_items_with_cli_verdicts(tmp_path):
+    spec = tmp_path / "plugin.yml"
+    spec.write_text(LEGACY_HEADER + PASSING + FAILING + SKIPPED)
+    junit = tmp_path / "junit.xml"
+    done = _pytest(tmp_path, "--specs", str(spec), "--expected", "none", f"--junitxml={junit}",
+                   "--results", str(tmp_path / "r.jsonl"))
+    assert done.returncode == 1, done.stdout
+    assert "1 failed, 1 passed, 1 skipped" in done.stdout
+    assert "success[0].operationType" in done.stdout
+    cases = {case.get("name"): case for case in ET.parse(junit).getroot().iter("testcase")}
+    assert set(cases) == {"passes", "fails", "sharded only"}
+    assert cases["fails"].find("failure") is not None
+    assert cases["sharded only"].find("skipped") is not None
+    assert len((tmp_path / "r.jsonl").read_text().splitlines()) == 3
+
+
+def test_keyword_selection_and_known_failures(tmp_path):
+    spec = tmp_path / "plugin.yml"
+    spec.write_text(LEGACY_HEADER + PASSING + FAILING)
+    expected = tmp_path / "expected.yml"
+    expected.write_text('known:\n  - test: "legacy/plugin::fails"\n    reason: "known for this test"\n')
+    done = _pytest(tmp_path, "--specs", str(spec), "--expected", str(expected))
+    assert done.returncode == 0, done.stdout
+    assert "1 passed, 1 xfailed" in done.stdout
+    done = _pytest(tmp_path, "--specs", str(spec), "--expected", "none", "-k", "passes")
+    assert done.returncode == 0 and "1 passed, 1 deselected" in done.stdout
