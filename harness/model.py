@@ -14,8 +14,27 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+class _Marker:
+    """A named singleton that survives copying (``dataclasses.asdict`` deep-copies)."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __repr__(self) -> str:
+        return self._name
+
+    def __copy__(self) -> "_Marker":
+        return self
+
+    def __deepcopy__(self, memo: dict) -> "_Marker":
+        return self
+
+    def __reduce__(self) -> str:
+        return self._name
+
+
 #: Marker for "no expected result given" (``None`` is a legitimate expectation).
-NOT_GIVEN: Any = type("NotGiven", (), {"__repr__": lambda self: "NOT_GIVEN"})()
+NOT_GIVEN: Any = _Marker("NOT_GIVEN")
 
 #: Object name of operations the test runner performs itself (``failPoint`` etc.).
 TEST_RUNNER = "testRunner"
@@ -100,6 +119,8 @@ class SpecTest:
     #: the operations and must match this; no error at all fails the test.
     expect_error: dict[str, Any] | None = None
     expect_events: list[EventExpectation] = field(default_factory=list)
+    #: Collections whose exact contents are checked after the test (``outcome``).
+    expected_data: list[CollectionData] = field(default_factory=list)
     #: Set when the file or test could not be loaded; the test is then an ``error``.
     load_error: str | None = None
     #: What the runner must provide (e.g. ``failpoints``), for reporting.

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pymongo.errors import OperationFailure
 
-from faults.failpoints import FailPointManager, NativeFailPoints
+from faults.failpoints import FailPointError, FailPointManager, NativeFailPoints
 from tests.helpers import legacy_tests
 
 FAIL_INSERTS = """
@@ -85,9 +85,25 @@ def test_manager_turns_off_everything_it_armed_and_reports_failures(embedded_run
     _assert_inserts_work(embedded_run)
 
 
-def test_a_refused_fail_point_is_still_turned_off_and_reported(embedded_run):
-    manager = FailPointManager(NativeFailPoints(embedded_run.target.admin))
-    with pytest.raises(Exception, match="refused configureFailPoint|configureFailPoint"):
-        manager.arm({"configureFailPoint": "noSuchFailPoint", "mode": "alwaysOn"})
+class _RefusingBackend:
+    """Stands in for a target that answers configureFailPoint with an error."""
+
+    name = "refusing"
+
+    def __init__(self):
+        self.disarmed = []
+
+    def arm(self, command):
+        raise FailPointError("target refused configureFailPoint 'failCommand': test commands are off")
+
+    def disarm(self, fail_point):
+        self.disarmed.append(fail_point)
+
+
+def test_a_refused_fail_point_is_not_left_on_the_books():
+    backend = _RefusingBackend()
+    manager = FailPointManager(backend)
+    with pytest.raises(FailPointError, match="refused"):
+        manager.arm({"configureFailPoint": "failCommand", "mode": "alwaysOn"})
     assert manager.armed == []  # refused, so never armed: nothing to turn off later
-    assert manager.disarm_all() == []
+    assert manager.disarm_all() == [] and backend.disarmed == []

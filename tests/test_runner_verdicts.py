@@ -98,8 +98,7 @@ def test_an_event_mismatch_names_the_event_and_what_was_sent(embedded_run, tmp_p
       success: []
 """)
     assert verdict.outcome == "failed"
-    assert "expectations[0].commandStartedEvent.commandName: expected \\"find\\", got \\"aggregate\\"" \
-        .replace("\\\\", "") in verdict.message.replace("\\\\", "")
+    assert 'expectations[0].commandStartedEvent.commandName: expected "find", got "aggregate"' in verdict.message
     assert "observed commandStartedEvent(aggregate)" in verdict.message
 
 

@@ -14,8 +14,11 @@ from typing import Any, Protocol
 from bson import json_util
 from bson.json_util import JSONOptions, JSONMode
 
+from harness.model import _Marker
+
 _SHOW = JSONOptions(json_mode=JSONMode.RELAXED)
-MISSING: Any = type("Missing", (), {"__repr__": lambda self: "<missing>"})()
+#: An absent key or index on the actual side, shown as ``<missing>``.
+MISSING: Any = _Marker("MISSING")
 
 
 def show(value: Any, limit: int = 300) -> str:
