@@ -64,6 +64,36 @@ class NativeFailPoints:
             return False
 
 
+class EmulatedFailPoints:
+    """Fail points emulated by a :class:`faults.wire.WireProxy` in front of the target.
+
+    For targets that refuse ``configureFailPoint``: the driver under test must
+    connect through ``proxy.uri``; the proxy fails commands itself
+    (docs/wire-proxy.md). The harness's admin client may go direct: it is
+    never failed, since nothing it sends passes through the proxy.
+    """
+
+    name = "emulated"
+
+    def __init__(self, proxy: Any) -> None:
+        self.proxy = proxy
+
+    def arm(self, command: dict[str, Any]) -> None:
+        from faults.wire import FailPointConfigError  # the wire package is only needed when emulating
+
+        try:
+            self.proxy.configure_fail_point(dict(command))
+        except FailPointConfigError as exc:
+            raise FailPointError(f"wire proxy cannot emulate {command.get('configureFailPoint')!r}: {exc}") from exc
+
+    def disarm(self, fail_point: str) -> None:
+        self.proxy.disable(fail_point)
+
+    def supported(self) -> bool:
+        """Always: emulation needs nothing from the target."""
+        return True
+
+
 _LIVE_MANAGERS: "weakref.WeakSet[FailPointManager]" = weakref.WeakSet()
 
 
