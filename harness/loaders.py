@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import legacy_loader
+from harness.unified import loader as unified_loader
 from harness.model import SpecTest
 from harness.sources import SpecFileError, discover_spec_files, read_spec_file
 
@@ -21,6 +22,7 @@ Load = Callable[[str, Any, list], list[SpecTest]]
 
 FORMAT_LOADERS: list[tuple[str, Recognise, Load]] = [
     ("legacy", legacy_loader.is_legacy_document, legacy_loader.load_legacy),
+    ("unified", unified_loader.is_unified_document, unified_loader.load_unified),
 ]
 
 
@@ -36,7 +38,6 @@ def _file_error(path: Path, message: str) -> SpecTest:
 
 def load_file(path: Path) -> list[SpecTest]:
     """All tests of one file, or a single error test describing why it cannot load."""
-    _ensure_builtin_formats()
     try:
         document = read_spec_file(path)
     except SpecFileError as exc:
@@ -61,11 +62,3 @@ def load_paths(paths: list[Path]) -> list[SpecTest]:
             tests.extend(load_file(path))
     return tests
 
-
-def _ensure_builtin_formats() -> None:
-    """Import the optional built-in format loaders, which register themselves."""
-    try:
-        import harness.unified.loader  # noqa: F401
-    except ModuleNotFoundError as exc:  # the unified package is part of the product; tolerate partial checkouts
-        if exc.name not in ("harness.unified", "harness.unified.loader"):
-            raise

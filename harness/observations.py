@@ -23,6 +23,8 @@ class ErrorInfo:
     is_client_error: bool = False
     is_timeout_error: bool = False
     details: dict[str, Any] | None = None
+    #: A partial result the error carries (a bulk write's counts), in the spec's result shape.
+    result: Any = None
     #: The driver's own exception object, when the adapter is in-process.
     exception: BaseException | None = field(default=None, repr=False, compare=False)
 
@@ -33,6 +35,15 @@ class ErrorInfo:
         if self.labels:
             parts.append(f"labels {list(self.labels)}")
         return f"{', '.join(parts)}: {self.message}"
+
+
+class CursorDocuments(list):
+    """Documents an operation read through a cursor (``find``, ``aggregate``, ``listIndexes``...).
+
+    Each element is a root-level document as the specs' matching rules use the
+    term (extra fields allowed), unlike a plain array of values (``distinct``),
+    so adapters return this type to let a comparator tell the two apart.
+    """
 
 
 class DriverOperationError(Exception):

@@ -8,7 +8,8 @@ The procedure, whatever format the test came from:
 4. run the operations in order: test-runner operations (``failPoint``...) here,
    everything else through the driver; check each result or error as soon
    as it is known; the first failure ends the operations;
-5. compare observed events with ``expectEvents``;
+5. compare observed events with ``expectEvents``, then collection contents
+   with the expected data (``outcome``);
 6. always: close the driver session and turn every fail point off.
 
 The body runs in a worker thread under a deadline, so a target that hangs
@@ -22,13 +23,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from pymongo import ReadPreference
 from pymongo.errors import PyMongoError
+from pymongo.read_concern import ReadConcern
 
 from faults.failpoints import FailPointError, FailPointManager
 from harness.drivers.base import DriverAdapter, DriverSession, UnsupportedOperation
 from harness.matching import Mismatch, show
 from harness.matching.table import comparator_for
-from harness.model import NOT_GIVEN, TEST_RUNNER, EventExpectation, Operation, SpecTest
+from harness.model import NOT_GIVEN, TEST_RUNNER, CollectionData, EventExpectation, Operation, SpecTest
 from harness.observations import DriverOperationError, ErrorInfo, NoChangeWithin
 from harness.requirements import skip_reason
 from harness.targets.base import Target
@@ -173,6 +176,9 @@ class SpecRunner:
         context.current = "checking events"
         for expectation in test.expect_events:
             self._check_events(context, expectation)
+        context.current = "checking collection contents"
+        for data in test.expected_data:
+            self._check_data(data)
 
     def _prepare_data(self, context: TestContext) -> None:
         context.current = "preparing data"
@@ -235,6 +241,21 @@ class SpecRunner:
             return implementation(context, operation)
         assert context.session is not None
         return context.session.run(operation)
+
+    def _check_data(self, expected: CollectionData) -> None:
+        """The collection holds exactly these documents (by ``_id``; key order aside), read by the admin client."""
+        assert self.target.admin is not None
+        namespace = f"{expected.database}.{expected.collection}"
+        collection = self.target.admin[expected.database].get_collection(
+            expected.collection, read_preference=ReadPreference.PRIMARY, read_concern=ReadConcern("local"))
+        try:
+            actual = list(collection.find({}, sort=[("_id", 1)]))
+        except PyMongoError as exc:
+            raise HarnessError(f"could not read {namespace} to check its contents: {exc}") from exc
+        if actual != expected.documents:
+            mismatch = Mismatch(f"outcome {namespace}", expected.documents, actual, "collection contents differ")
+            raise TestFailure(_describe(f"outcome: {namespace} does not hold the expected documents", [mismatch]),
+                              [mismatch])
 
     def _check_events(self, context: TestContext, expectation: EventExpectation) -> None:
         assert context.session is not None

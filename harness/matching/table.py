@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from harness.matching import Comparator
 from harness.matching.legacy import LegacyComparator
+from harness.unified.comparator import UnifiedComparator
 
 COMPARATORS: dict[str, Comparator] = {
     "legacy": LegacyComparator(),
+    "unified": UnifiedComparator(),
 }
 
 

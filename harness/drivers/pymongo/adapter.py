@@ -6,6 +6,10 @@ from typing import Any
 
 import pymongo
 from pymongo import MongoClient
+from pymongo.change_stream import ChangeStream
+from pymongo.client_session import ClientSession
+from pymongo.command_cursor import CommandCursor
+from pymongo.cursor import Cursor
 from pymongo.uri_parser import parse_uri
 
 from harness.apm import ALL_COMMAND_EVENTS, CommandRecorder
@@ -40,6 +44,8 @@ class PyMongoSession:
         self._entities: dict[str, Any] = {}
         self._recorders: dict[str, CommandRecorder] = {}
         self._clients: list[MongoClient] = []
+        #: Session entity -> its lsid, kept from creation since an ended session no longer tells.
+        self._lsids: dict[str, Any] = {}
         self._closed = False
 
     # -- entities --------------------------------------------------------
@@ -108,7 +114,31 @@ class PyMongoSession:
             kwargs["snapshot"] = options.pop("snapshot")
         if options:
             raise UnsupportedOperation(f"session {spec.id!r}: unsupported option(s) {sorted(options)}")
-        return client.start_session(**kwargs)
+        session = client.start_session(**kwargs)
+        self._lsids[spec.id] = session.session_id
+        return session
+
+    # -- what only the driver knows (test-runner assertions) -------------------------
+    def session_lsid(self, entity_id: str) -> Any:
+        """The logical session id of a session entity (``$$sessionLsid``)."""
+        try:
+            return self._lsids[entity_id]
+        except KeyError:
+            raise UnsupportedOperation(f"no session entity named {entity_id!r}") from None
+
+    def session_state(self, entity_id: str) -> dict[str, Any]:
+        """``transactionState``, ``pinned`` and ``dirty`` of a session entity, as the spec names them."""
+        session = self.entity(entity_id)
+        if not isinstance(session, ClientSession):
+            raise UnsupportedOperation(f"entity {entity_id!r} is not a session")
+        transaction = getattr(session, "_transaction", None)
+        state = getattr(getattr(transaction, "state", None), "name", "NONE").lower()
+        server_session = getattr(session, "_server_session", None)
+        return {
+            "transactionState": _TRANSACTION_STATES.get(state, state),
+            "pinned": getattr(session, "_pinned_address", None) is not None,
+            "dirty": bool(getattr(server_session, "dirty", False)),
+        }
 
     # -- operations -------------------------------------------------------
     def run(self, operation: Operation) -> Any:
@@ -133,9 +163,8 @@ class PyMongoSession:
             return
         self._closed = True
         for value in list(self._entities.values()):
-            closer = getattr(value, "close", None) if not isinstance(value, MongoClient) else None
-            if closer is not None and hasattr(value, "try_next"):
-                _quietly(closer)
+            if isinstance(value, (ChangeStream, Cursor, CommandCursor)):
+                _quietly(value.close)
             if hasattr(value, "end_session"):
                 _quietly(value.end_session)
         for client in self._clients:
@@ -148,6 +177,11 @@ _ENTITY_FACTORIES = {
     "collection": PyMongoSession._collection,
     "session": PyMongoSession._session,
 }
+
+
+#: pymongo's transaction state names -> the spec's (``assertSessionTransactionState``).
+_TRANSACTION_STATES = {"none": "none", "starting": "starting", "in_progress": "in_progress",
+                       "committed": "committed", "committed_empty": "committed", "aborted": "aborted"}
 
 
 def _single_host(uri: str) -> str:

@@ -7,6 +7,18 @@ from pymongo import errors
 
 from harness.observations import ErrorInfo
 
+
+def bulk_write_result(raw: dict) -> dict:
+    """pymongo's ``bulk_api_result`` (also a ``BulkWriteError``'s details) in the spec's result shape."""
+    return {
+        "deletedCount": raw.get("nRemoved", 0),
+        "insertedCount": raw.get("nInserted", 0),
+        "matchedCount": raw.get("nMatched", 0),
+        "modifiedCount": raw.get("nModified", 0),
+        "upsertedCount": raw.get("nUpserted", 0),
+        "upsertedIds": {str(u["index"]): u["_id"] for u in raw.get("upserted", [])},
+    }
+
 #: Exceptions that mean "the driver or server refused", not "the harness broke".
 DRIVER_EXCEPTIONS: tuple[type[BaseException], ...] = (errors.PyMongoError, BSONError, TypeError, ValueError)
 
@@ -31,5 +43,6 @@ def error_info(exc: BaseException) -> ErrorInfo:
         is_client_error=not is_server,
         is_timeout_error=bool(timeout),
         details=details,
+        result=bulk_write_result(details) if isinstance(exc, errors.BulkWriteError) and details else None,
         exception=exc,
     )

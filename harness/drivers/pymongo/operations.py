@@ -15,11 +15,15 @@ from typing import Any
 
 from pymongo import MongoClient
 from pymongo.change_stream import ChangeStream
-from pymongo.collection import Collection
+from pymongo.collection import Collection, ReturnDocument
+from pymongo.command_cursor import CommandCursor
+from pymongo.cursor import Cursor
 from pymongo.database import Database
-from pymongo.results import DeleteResult, InsertManyResult, InsertOneResult, UpdateResult
+from pymongo.operations import DeleteMany, DeleteOne, InsertOne, ReplaceOne, UpdateMany, UpdateOne
+from pymongo.results import BulkWriteResult, DeleteResult, InsertManyResult, InsertOneResult, UpdateResult
 
 from harness.drivers.base import UnsupportedOperation
+from harness.drivers.pymongo.errors import DRIVER_EXCEPTIONS, bulk_write_result
 from harness.drivers.pymongo.spec_options import read_preference_from_spec
 from harness.observations import NoChangeWithin
 
@@ -88,7 +92,7 @@ def spec_result(value: Any) -> Any:
     if isinstance(value, InsertOneResult):
         return {"insertedId": value.inserted_id}
     if isinstance(value, InsertManyResult):
-        return {"insertedIds": dict(enumerate(value.inserted_ids))}
+        return {"insertedIds": {str(i): inserted for i, inserted in enumerate(value.inserted_ids)}}
     if isinstance(value, UpdateResult):
         result = {"matchedCount": value.matched_count, "modifiedCount": value.modified_count,
                   "upsertedCount": 1 if value.upserted_id is not None else 0}
@@ -97,6 +101,8 @@ def spec_result(value: Any) -> Any:
         return result
     if isinstance(value, DeleteResult):
         return {"deletedCount": value.deleted_count}
+    if isinstance(value, BulkWriteResult):
+        return bulk_write_result(value.bulk_api_result)
     return value
 
 
@@ -109,37 +115,52 @@ def create_change_stream(session: Any, target: Any, arguments: dict[str, Any]) -
     return target.watch(pipeline, **options(session, arguments))
 
 
-def _change_stream(target: Any) -> ChangeStream:
-    if not isinstance(target, ChangeStream):
-        raise UnsupportedOperation(f"operation needs a change stream entity, got {type(target).__name__}")
+def _iterable(target: Any) -> ChangeStream | Cursor | CommandCursor:
+    if not isinstance(target, (ChangeStream, Cursor, CommandCursor)):
+        raise UnsupportedOperation(f"operation needs a change stream or cursor entity, got {type(target).__name__}")
     return target
+
+
+def _next_or_none(target: ChangeStream | Cursor | CommandCursor) -> Any:
+    """One iteration: a document, or None when a getMore brought nothing (or the cursor is done)."""
+    if isinstance(target, Cursor):  # find cursors have no try_next
+        try:
+            return next(target)
+        except StopIteration:
+            return None
+    return target.try_next()
 
 
 @operation("iterateUntilDocumentOrError")
 def iterate_until_document_or_error(session: Any, target: Any, arguments: dict[str, Any]) -> Any:
-    stream = _change_stream(target)
+    iterable = _iterable(target)
     options(session, arguments)
     deadline = time.monotonic() + session.iteration_timeout_s
     while True:
-        change = stream.try_next()
-        if change is not None:
-            return change
-        if not stream.alive:
-            raise NoChangeWithin("the change stream was closed by the server before a change arrived")
+        document = _next_or_none(iterable)
+        if document is not None:
+            return document
+        if not iterable.alive:
+            what = "change stream was closed by the server" if isinstance(iterable, ChangeStream) else "cursor is exhausted"
+            raise NoChangeWithin(f"the {what} before a document arrived")
         if time.monotonic() >= deadline:
-            raise NoChangeWithin(f"no change arrived within {session.iteration_timeout_s:g}s")
+            raise NoChangeWithin(f"no document arrived within {session.iteration_timeout_s:g}s")
 
 
 @operation("iterateOnce")
 def iterate_once(session: Any, target: Any, arguments: dict[str, Any]) -> Any:
     options(session, arguments)
-    return _change_stream(target).try_next()
+    return _next_or_none(_iterable(target))
 
 
 @operation("close")
 def close(session: Any, target: Any, arguments: dict[str, Any]) -> None:
+    """Close a cursor, change stream or client; the spec has errors from ``killCursors`` suppressed."""
     options(session, arguments)
-    target.close()
+    try:
+        target.close()
+    except DRIVER_EXCEPTIONS:
+        pass
 
 
 # -- collections and databases ------------------------------------------------
@@ -213,7 +234,8 @@ def drop_index(session: Any, target: Collection, arguments: dict[str, Any]) -> A
 def create_collection(session: Any, target: Database, arguments: dict[str, Any]) -> Any:
     name = take(arguments, "collection")
     kwargs = options(session, arguments, allowed=("changeStreamPreAndPostImages", "capped", "size", "max",
-                                                  "validator", "timeseries", "expireAfterSeconds", "clusteredIndex"))
+                                                  "validator", "timeseries", "expireAfterSeconds", "clusteredIndex",
+                                                  "viewOn", "pipeline", "encryptedFields"))
     target.create_collection(name, **kwargs)
     return None
 
@@ -234,3 +256,71 @@ def run_command(session: Any, target: Database, arguments: dict[str, Any]) -> An
     if read_preference is not None:
         kwargs["read_preference"] = read_preference_from_spec(read_preference)
     return target.command(command, **kwargs)
+
+
+# -- bulk writes and find-and-modify ------------------------------------------
+@operation("bulkWrite")
+def bulk_write(session: Any, target: Collection, arguments: dict[str, Any]) -> Any:
+    requests = [_write_model(request, index) for index, request in enumerate(take(arguments, "requests"))]
+    return spec_result(target.bulk_write(requests, **options(session, arguments)))
+
+
+#: ``bulkWrite`` request name -> (pymongo model, its positional spec arguments).
+_WRITE_MODELS: dict[str, tuple[type, tuple[str, ...]]] = {
+    "insertOne": (InsertOne, ("document",)),
+    "updateOne": (UpdateOne, ("filter", "update")),
+    "updateMany": (UpdateMany, ("filter", "update")),
+    "replaceOne": (ReplaceOne, ("filter", "replacement")),
+    "deleteOne": (DeleteOne, ("filter",)),
+    "deleteMany": (DeleteMany, ("filter",)),
+}
+
+
+def _write_model(request: dict[str, Any], index: int) -> Any:
+    (name, spec_arguments), = request.items()
+    if name not in _WRITE_MODELS:
+        raise UnsupportedOperation(f"requests[{index}]: unsupported bulk write model {name!r}")
+    model, positional = _WRITE_MODELS[name]
+    arguments = dict(spec_arguments)
+    values = [take(arguments, key) for key in positional]
+    leftover = sorted(set(arguments) - set(_KWARGS))
+    if leftover:
+        raise UnsupportedOperation(f"requests[{index}].{name}: unsupported argument(s) {leftover}")
+    return model(*values, **{_KWARGS[k]: v for k, v in arguments.items()})
+
+
+_RETURN_DOCUMENT = {"Before": ReturnDocument.BEFORE, "After": ReturnDocument.AFTER}
+
+
+def _return_document(arguments: dict[str, Any]) -> dict[str, Any]:
+    if "returnDocument" not in arguments:
+        return {}
+    choice = arguments.pop("returnDocument")
+    if choice not in _RETURN_DOCUMENT:
+        raise UnsupportedOperation(f"returnDocument must be Before or After, got {choice!r}")
+    return {"return_document": _RETURN_DOCUMENT[choice]}
+
+
+@operation("findOneAndUpdate")
+def find_one_and_update(session: Any, target: Collection, arguments: dict[str, Any]) -> Any:
+    flt, update_doc = take(arguments, "filter"), take(arguments, "update")
+    returned = _return_document(arguments)
+    return target.find_one_and_update(flt, update_doc, **returned, **options(session, arguments))
+
+
+@operation("findOneAndReplace")
+def find_one_and_replace(session: Any, target: Collection, arguments: dict[str, Any]) -> Any:
+    flt, replacement = take(arguments, "filter"), take(arguments, "replacement")
+    returned = _return_document(arguments)
+    return target.find_one_and_replace(flt, replacement, **returned, **options(session, arguments))
+
+
+@operation("findOneAndDelete")
+def find_one_and_delete(session: Any, target: Collection, arguments: dict[str, Any]) -> Any:
+    flt = take(arguments, "filter")
+    return target.find_one_and_delete(flt, **options(session, arguments))
+
+
+# Reads, cursors and sessions live beside this module; importing them registers them here.
+from harness.drivers.pymongo import query_operations, session_operations  # noqa: E402,F401
+from harness.drivers.pymongo import prose_ops as _prose_ops  # noqa: E402,F401 - registers prose-only operations

@@ -1,0 +1,155 @@
+"""Unified-format spec files -> :class:`harness.model.SpecTest`.
+
+A unified file is already shaped like the model: its entities, initial data,
+operations and expected events map one to one. The loader's work is to
+refuse files this runner must not process (see :mod:`harness.unified.schema`)
+as one ``error`` test naming the file and the JSON path, and to give every
+operation a label (``operations[3]``) that failure messages can point at.
+The ``.yml`` and ``.json`` encodings of a file load to equal tests.
+
+:mod:`harness.loaders` lists this format in its table of built-in formats;
+importing this module also registers the test-runner operations the format
+uses, so any run that can load a unified file can run it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import harness.unified.runner_operations  # noqa: F401 - registers the test-runner operations
+from harness.model import (
+    NOT_GIVEN,
+    CollectionData,
+    EntitySpec,
+    EventExpectation,
+    Operation,
+    Requirement,
+    SpecTest,
+)
+from harness.unified.schema import SchemaProblem, validate
+
+FORMAT = "unified"
+COMPARATOR = "unified"
+
+
+class UnifiedFormatError(ValueError):
+    """A part of a file the loader cannot turn into the model; the message names the key."""
+
+
+def is_unified_document(data: Any) -> bool:
+    """A unified file declares ``schemaVersion``; one that forgot it still has ``tests`` and no legacy names."""
+    if not isinstance(data, dict):
+        return False
+    return "schemaVersion" in data or ("tests" in data and "database_name" not in data)
+
+
+def load_unified(file: str, data: dict[str, Any], lines: list[int | None]) -> list[SpecTest]:
+    """Every test of one unified file, or a single ``error`` test if the file must not run."""
+    try:
+        validate(Path(file), data)
+        file_requirements = _requirements(data.get("runOnRequirements"))
+        entities = [_entity(raw) for raw in data.get("createEntities", [])]
+        initial_data = [_collection_data(raw) for raw in data.get("initialData", [])]
+    except (SchemaProblem, UnifiedFormatError, KeyError, TypeError, AttributeError) as exc:
+        return [_file_error(file, data, str(exc))]
+    tests = []
+    for index, raw in enumerate(data["tests"]):
+        line = lines[index] if index < len(lines) else None
+        try:
+            tests.append(_test(file, raw, line, file_requirements, entities, initial_data))
+        except (UnifiedFormatError, KeyError, TypeError, AttributeError) as exc:  # only without a schema to check
+            exc = exc if isinstance(exc, UnifiedFormatError) else UnifiedFormatError(f"malformed: {exc!r}")
+            description = raw.get("description") if isinstance(raw, dict) else None
+            tests.append(SpecTest(file=file, format=FORMAT, description=description or f"<tests[{index}]>",
+                                  comparator=COMPARATOR, line=line,
+                                  load_error=f"{file}: $.tests[{index}]: {exc}"))
+    return tests
+
+
+def _file_error(file: str, data: Any, problem: str) -> SpecTest:
+    return SpecTest(file=file, format=FORMAT, description="<file>", comparator=COMPARATOR,
+                    load_error=f"{file}: cannot run this unified test file: {problem}")
+
+
+def _test(file: str, raw: dict[str, Any], line: int | None, file_requirements: list[Requirement] | None,
+          entities: list[EntitySpec], initial_data: list[CollectionData]) -> SpecTest:
+    groups = [g for g in (file_requirements, _requirements(raw.get("runOnRequirements"))) if g is not None]
+    operations = [_operation(op, f"operations[{i}]") for i, op in enumerate(raw["operations"])]
+    return SpecTest(
+        file=file,
+        format=FORMAT,
+        description=raw["description"],
+        comparator=COMPARATOR,
+        line=line,
+        requirements=groups,
+        skip_reason=raw.get("skipReason"),
+        entities=[EntitySpec(e.kind, e.id, dict(e.options)) for e in entities],
+        initial_data=[CollectionData(c.database, c.collection, list(c.documents), dict(c.create_options))
+                      for c in initial_data],
+        operations=operations,
+        expect_events=[_events(e, f"expectEvents[{i}]") for i, e in enumerate(raw.get("expectEvents", []))],
+        expected_data=[_collection_data(c) for c in raw.get("outcome", [])],
+        uses_failpoints=any(op.name in ("failPoint", "targetedFailPoint") for op in operations),
+    )
+
+
+def _requirements(raw: list[dict[str, Any]] | None) -> list[Requirement] | None:
+    if raw is None:
+        return None
+    return [_requirement(r) for r in raw]
+
+
+def _requirement(raw: dict[str, Any]) -> Requirement:
+    topologies = raw.get("topologies")
+    csfle = raw.get("csfle")
+    return Requirement(
+        min_server_version=raw.get("minServerVersion"),
+        max_server_version=raw.get("maxServerVersion"),
+        topologies=tuple(topologies) if topologies is not None else None,
+        serverless=raw.get("serverless"),
+        server_parameters=raw.get("serverParameters"),
+        auth=raw.get("auth"),
+        csfle=None if csfle is None else csfle is not False,
+    )
+
+
+def _entity(raw: dict[str, Any]) -> EntitySpec:
+    """``{client: {id: c0, ...}}`` -> ``EntitySpec("client", "c0", {...})``."""
+    if not isinstance(raw, dict) or len(raw) != 1:
+        raise UnifiedFormatError(f"an entity must have exactly one type key, got {sorted(raw) if isinstance(raw, dict) else raw!r}")
+    (kind, body), = raw.items()
+    options = {k: v for k, v in body.items() if k != "id"}
+    return EntitySpec(kind, body["id"], options)
+
+
+def _collection_data(raw: dict[str, Any]) -> CollectionData:
+    return CollectionData(raw["databaseName"], raw["collectionName"], list(raw.get("documents", [])),
+                          dict(raw.get("createOptions", {})))
+
+
+def _operation(raw: dict[str, Any], label: str) -> Operation:
+    arguments = dict(raw.get("arguments", {}))
+    if raw["name"] == "createEntities" and isinstance(arguments.get("entities"), list):
+        arguments["entities"] = [_entity(e) for e in arguments["entities"]]
+    return Operation(
+        name=raw["name"],
+        object=raw["object"],
+        arguments=arguments,
+        expect_result=raw.get("expectResult", NOT_GIVEN),
+        expect_error=raw.get("expectError"),
+        save_result_as_entity=raw.get("saveResultAsEntity"),
+        ignore_result_and_error=bool(raw.get("ignoreResultAndError", False)),
+        label=label,
+    )
+
+
+def _events(raw: dict[str, Any], label: str) -> EventExpectation:
+    return EventExpectation(
+        client=raw["client"],
+        events=list(raw["events"]),
+        event_type=raw.get("eventType", "command"),
+        ignore_extra_events=bool(raw.get("ignoreExtraEvents", False)),
+        label=label,
+    )
+

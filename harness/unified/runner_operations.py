@@ -1,0 +1,138 @@
+"""Special test operations (``object: testRunner``) of the unified format.
+
+Each registers under its spec name in :data:`harness.runner.TEST_RUNNER_OPERATIONS`
+(``failPoint`` itself lives in the runner). Collection and index assertions
+use the target's internal admin client, as the spec requires. Assertions
+about a session or a client's commands ask the driver session, which knows
+its driver's internals; a driver session that cannot answer makes the test
+an ``error`` naming the operation.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pymongo.errors import PyMongoError
+
+from harness.model import Operation
+from harness.runner import HarnessError, TestContext, TestFailure, test_runner_operation
+
+
+def _argument(operation: Operation, key: str) -> Any:
+    try:
+        return operation.arguments[key]
+    except KeyError:
+        raise HarnessError(f"{operation.label}: {operation.name} needs the argument {key!r}") from None
+
+
+def _driver_query(context: TestContext, operation: Operation, method: str, *args: Any) -> Any:
+    """Ask the driver session something only it knows (a session's state, a pool's size)."""
+    session = context.session
+    answer = getattr(session, method, None)
+    if answer is None:
+        raise HarnessError(f"{operation.label}: the driver adapter cannot answer {operation.name}")
+    return answer(*args)
+
+
+@test_runner_operation("createEntities")
+def _create_entities(context: TestContext, operation: Operation) -> None:
+    assert context.session is not None
+    for entity in _argument(operation, "entities"):
+        context.session.create_entity(entity)
+
+
+# -- collections and indexes, seen through the internal client ----------------------
+def _collection_names(context: TestContext, operation: Operation) -> list[str]:
+    admin = context.runner.target.admin
+    try:
+        return admin[_argument(operation, "databaseName")].list_collection_names()
+    except PyMongoError as exc:
+        raise HarnessError(f"{operation.label}: listCollections failed: {exc}") from exc
+
+
+def _index_names(context: TestContext, operation: Operation) -> list[str]:
+    admin = context.runner.target.admin
+    database, collection = _argument(operation, "databaseName"), _argument(operation, "collectionName")
+    try:
+        return [index["name"] for index in admin[database][collection].list_indexes()]
+    except PyMongoError as exc:
+        raise HarnessError(f"{operation.label}: listIndexes failed: {exc}") from exc
+
+
+def _expect_presence(operation: Operation, what: str, present: bool, wanted: bool, among: list[str]) -> None:
+    if present != wanted:
+        state = "does not exist" if wanted else "exists"
+        raise TestFailure(f"{operation.label}: {operation.name}: {what} {state} (found {sorted(among)})")
+
+
+@test_runner_operation("assertCollectionExists")
+@test_runner_operation("assertCollectionNotExists")
+def _assert_collection(context: TestContext, operation: Operation) -> None:
+    names = _collection_names(context, operation)
+    name = _argument(operation, "collectionName")
+    what = f"collection {_argument(operation, 'databaseName')}.{name}"
+    _expect_presence(operation, what, name in names, operation.name == "assertCollectionExists", names)
+
+
+@test_runner_operation("assertIndexExists")
+@test_runner_operation("assertIndexNotExists")
+def _assert_index(context: TestContext, operation: Operation) -> None:
+    names = _index_names(context, operation)
+    name = _argument(operation, "indexName")
+    what = f"index {name} on {_argument(operation, 'databaseName')}.{_argument(operation, 'collectionName')}"
+    _expect_presence(operation, what, name in names, operation.name == "assertIndexExists", names)
+
+
+# -- sessions --------------------------------------------------------------------
+def _session_state(context: TestContext, operation: Operation) -> dict[str, Any]:
+    return _driver_query(context, operation, "session_state", _argument(operation, "session"))
+
+
+def _expect_state(operation: Operation, key: str, expected: Any, state: dict[str, Any]) -> None:
+    if state.get(key) != expected:
+        raise TestFailure(f"{operation.label}: {operation.name}: session {operation.arguments['session']!r} "
+                          f"has {key}={state.get(key)!r}, expected {expected!r}")
+
+
+@test_runner_operation("assertSessionTransactionState")
+def _assert_transaction_state(context: TestContext, operation: Operation) -> None:
+    state = _session_state(context, operation)
+    _expect_state(operation, "transactionState", _argument(operation, "state"), state)
+
+
+@test_runner_operation("assertSessionPinned")
+@test_runner_operation("assertSessionUnpinned")
+def _assert_pinned(context: TestContext, operation: Operation) -> None:
+    _expect_state(operation, "pinned", operation.name == "assertSessionPinned", _session_state(context, operation))
+
+
+@test_runner_operation("assertSessionDirty")
+@test_runner_operation("assertSessionNotDirty")
+def _assert_dirty(context: TestContext, operation: Operation) -> None:
+    _expect_state(operation, "dirty", operation.name == "assertSessionDirty", _session_state(context, operation))
+
+
+@test_runner_operation("assertSameLsidOnLastTwoCommands")
+@test_runner_operation("assertDifferentLsidOnLastTwoCommands")
+def _assert_lsids(context: TestContext, operation: Operation) -> None:
+    assert context.session is not None
+    client = _argument(operation, "client")
+    started = [e for e in context.session.events(client) if e.kind == "commandStartedEvent"]
+    if len(started) < 2:
+        raise TestFailure(f"{operation.label}: {operation.name}: {client} sent {len(started)} command(s), needs two")
+    lsids = [(e.command or {}).get("lsid") for e in started[-2:]]
+    if None in lsids:
+        raise TestFailure(f"{operation.label}: {operation.name}: one of the last two commands has no lsid")
+    same = lsids[0] == lsids[1]
+    if same != (operation.name == "assertSameLsidOnLastTwoCommands"):
+        raise TestFailure(f"{operation.label}: {operation.name}: the last two lsids are "
+                          f"{'the same' if same else 'different'}: {lsids}")
+
+
+@test_runner_operation("assertNumberConnectionsCheckedOut")
+def _assert_connections_checked_out(context: TestContext, operation: Operation) -> None:
+    client = _argument(operation, "client")
+    count = _driver_query(context, operation, "connections_checked_out", client)
+    if count != _argument(operation, "connections"):
+        raise TestFailure(f"{operation.label}: {client} has {count} connection(s) checked out, "
+                          f"expected {operation.arguments['connections']}")

@@ -1,0 +1,110 @@
+"""Is a unified test file one this runner may process? ``schemaVersion`` and the JSON schema.
+
+The spec asks runners to refuse files whose ``schemaVersion`` they do not
+implement (another major version, or a newer minor one) and lets them
+validate files against the published JSON schema. Both refusals become a
+:class:`SchemaProblem` whose message names the offending JSON path, so the
+loader can turn the file into one ``error`` test and the run goes on.
+
+The schema files are upstream material under a non-commercial licence and
+are not copied into this repository: they are looked up beside the spec
+files (any ``schema-<version>.json`` in an ancestor directory or its
+``unified-format-selftests`` folder), in ``$HARNESS_UNIFIED_SCHEMA_DIR``,
+and in the team's shared checkout. Where none is found, only the version is
+checked.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+from bson import json_util
+from bson.json_util import JSONMode, JSONOptions
+
+#: The newest format version this runner implements; files of major 1 up to it are accepted.
+RUNNER_SCHEMA_VERSION = (1, 28)
+
+_VERSION = re.compile(r"^\d+(\.\d+){0,2}$")
+_SCHEMA_NAME = re.compile(r"^schema-(\d+)\.(\d+)\.json$")
+_SCHEMA_FOLDER = "unified-format-selftests"
+_SHARED_SCHEMAS = Path(__file__).resolve().parents[2].parent / "shared" / "specs" / "upstream" / _SCHEMA_FOLDER
+_AS_JSON = JSONOptions(json_mode=JSONMode.RELAXED)
+
+
+class SchemaProblem(ValueError):
+    """A file this runner must not process; the message names the JSON path at fault."""
+
+
+def parse_version(value: Any) -> tuple[int, int, int] | None:
+    """``"1.7"`` -> ``(1, 7, 0)``; anything that is not a version string -> None."""
+    if not isinstance(value, str) or not _VERSION.match(value):
+        return None
+    parts = [int(p) for p in value.split(".")]
+    return tuple(parts + [0] * (3 - len(parts)))  # type: ignore[return-value]
+
+
+def check_version(data: Any) -> None:
+    """Refuse a ``schemaVersion`` that is missing, malformed, or not implemented here."""
+    raw = data.get("schemaVersion") if isinstance(data, dict) else None
+    version = parse_version(raw)
+    if version is None:
+        raise SchemaProblem(f"$.schemaVersion: expected a version string like \"1.7\", got {raw!r}")
+    major, minor = RUNNER_SCHEMA_VERSION
+    if version[0] != major or version[:2] > (major, minor):
+        raise SchemaProblem(f"$.schemaVersion: {raw!r} is not supported; this runner implements "
+                            f"schema versions {major}.0 to {major}.{minor}")
+
+
+def validate(path: Path, data: Any) -> None:
+    """Check the version, then the file against the newest schema of the same major version."""
+    check_version(data)
+    schema_file = find_schema(path, parse_version(data["schemaVersion"])[0])  # type: ignore[index]
+    if schema_file is None:
+        return
+    document = json.loads(json_util.dumps(data, json_options=_AS_JSON))
+    error = jsonschema.exceptions.best_match(_validator(schema_file).iter_errors(document))
+    if error is not None:
+        raise SchemaProblem(f"{error.json_path}: {error.message} (schema {schema_file.name})")
+
+
+def find_schema(spec_file: Path, major: int) -> Path | None:
+    """The newest ``schema-<major>.<minor>.json`` near the spec file or in a known folder."""
+    folders: list[Path] = []
+    override = os.environ.get("HARNESS_UNIFIED_SCHEMA_DIR")
+    if override:
+        folders.append(Path(override))
+    for ancestor in Path(spec_file).resolve().parents:
+        folders.extend((ancestor, ancestor / _SCHEMA_FOLDER))
+    folders.append(_SHARED_SCHEMAS)
+    for folder in folders:
+        found = _schemas_in(folder, major)
+        if found:
+            return found[-1]
+    return None
+
+
+@lru_cache(maxsize=64)
+def _schemas_in(folder: Path, major: int) -> list[Path]:
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return []
+    versioned = []
+    for name in names:
+        match = _SCHEMA_NAME.match(name)
+        if match and int(match.group(1)) == major:
+            versioned.append((int(match.group(2)), folder / name))
+    return [p for _, p in sorted(versioned)]
+
+
+@lru_cache(maxsize=8)
+def _validator(schema_file: Path) -> Any:
+    schema = json.loads(schema_file.read_text(encoding="utf-8"))
+    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft201909Validator)
+    return cls(schema)
