@@ -35,6 +35,8 @@ def build_parser() -> argparse.ArgumentParser:
 def add_run_arguments(run: argparse.ArgumentParser) -> None:
     run.add_argument("--specs", action="append", type=Path, default=[], metavar="PATH",
                      help="spec file or directory (repeatable)")
+    run.add_argument("--suite", choices=sorted(SUITES), default="spec",
+                     help="spec: the --specs files; prose: the prose tests; all: both (default: spec)")
     run.add_argument("--target", default="embedded",
                      help=f"target: NAME or NAME=ARG; NAME one of {', '.join(sorted(TARGETS))} (default: embedded)")
     run.add_argument("--driver", default="pymongo", choices=sorted(DRIVERS), help="driver under test")
@@ -49,10 +51,28 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
     run.add_argument("-q", "--quiet", action="store_true", help="no per-test lines, only failures and the summary")
 
 
+def _spec_tests(args: argparse.Namespace) -> list:
+    return load_paths(args.specs) if args.specs else []
+
+
+def _prose_tests(args: argparse.Namespace) -> list:
+    from prose_tests import load_prose_checks
+
+    return load_prose_checks()
+
+
+#: What ``--suite`` selects: lists of tests, in run order.
+SUITES = {
+    "spec": (_spec_tests,),
+    "prose": (_prose_tests,),
+    "all": (_spec_tests, _prose_tests),
+}
+
+
 def command_run(args: argparse.Namespace) -> int:
-    tests = load_paths(args.specs) if args.specs else []
+    tests = [test for collect in SUITES[args.suite] for test in collect(args)]
     if not tests:
-        print("harness: nothing to run (give --specs PATH)", file=sys.stderr)
+        print("harness: nothing to run (give --specs PATH, or --suite prose)", file=sys.stderr)
         return 2
     if args.keyword:
         tests = [t for t in tests if args.keyword in t.test_id]

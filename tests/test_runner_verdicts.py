@@ -60,7 +60,7 @@ def test_a_missing_change_fails_within_the_iteration_budget(embedded_run, tmp_pa
     finally:
         embedded_run.runner.settings.iteration_timeout_s = 10.0
     assert verdict.outcome == "failed"
-    assert verdict.message.startswith("success[1]: no change arrived within 1s")
+    assert verdict.message.startswith("success[1]: no document arrived within 1s")
 
 
 def test_an_expected_error_that_never_comes_fails(embedded_run, tmp_path):
