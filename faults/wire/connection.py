@@ -5,7 +5,7 @@ answers ``configureFailPoint`` itself, asks the fail points what to do with
 every other command, and forwards. The reply pump reads the target's
 messages and forwards them, rewriting only replies the request pump asked
 it to look at (remembered by request id in :attr:`Connection.pending`). A
-streamed reply (``moreToCome``) passes its note on to its own request id, so
+streamed reply (``moreToCome``) keeps its note alive for the next reply, so
 awaitable hello and exhaust cursors pass through with every reply handled.
 Whichever pump ends first ends the pair.
 """
@@ -57,6 +57,7 @@ class ReplyNote:
     change_stream: bool = False
     write_concern_error: dict[str, Any] | None = None
     labels: list[str] = field(default_factory=list)
+    keys: list[int] = field(default_factory=list)  # every id a streamed reply may answer with
 
 
 @dataclass
@@ -230,7 +231,7 @@ class Connection:
         try:
             while True:
                 header, raw_header, payload = await read_frame(upstream_reader)
-                note = self.pending.pop(header.response_to, None)
+                note = self._note_for(header, payload)
                 rebuilt = self._reply(header, payload, note) if note is not None else None
                 if rebuilt is not None:
                     self.client_writer.write(rebuilt)
@@ -242,11 +243,30 @@ class Connection:
         except wire.ProtocolError as exc:
             log.warning("wire proxy: malformed message from upstream, closing the pair: %s", exc)
 
+    def _note_for(self, header: wire.Header, payload: bytes) -> ReplyNote | None:
+        """The note for this reply; kept while a stream (``moreToCome``) goes on.
+
+        Servers differ in what a streamed reply answers: mongod chains
+        (``responseTo`` is the previous reply's ``requestID``), others repeat
+        the original request's id. The note is filed under both until the
+        stream's last reply.
+        """
+        note = self.pending.get(header.response_to)
+        if note is None:
+            return None
+        streaming = (header.op_code == wire.OP_MSG and len(payload) >= 4
+                     and int.from_bytes(payload[:4], "little") & wire.MORE_TO_COME)
+        if streaming:
+            self.pending[header.request_id] = note
+            note.keys.append(header.request_id)
+        else:
+            for key in [header.response_to, *note.keys]:
+                self.pending.pop(key, None)
+        return note
+
     def _reply(self, header: wire.Header, payload: bytes, note: ReplyNote) -> bytes | None:
         if header.op_code == wire.OP_MSG:
             msg = wire.parse_op_msg(payload)
-            if msg.flags & wire.MORE_TO_COME:  # the next streamed reply answers this one
-                self.pending[header.request_id] = note
             body = self._reply_body(msg.body, note)
             if body is None:
                 return None
