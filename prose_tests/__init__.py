@@ -1,0 +1,45 @@
+"""The change-stream prose tests, automated as driver-neutral checks.
+
+The upstream README lists prose tests every driver implements by hand; each
+live one is a :class:`~harness.session.Check` here (``format="prose"``,
+``file="change-streams-prose"``, named ``"<number>: <title>"``), ordered by
+number, with one check per variant where a test has several situations.
+Run them through :meth:`harness.session.HarnessRun.run_test` like any test::
+
+    from prose_tests import load_prose_checks
+    for check in load_prose_checks():
+        result = run.run_test(check)
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+from harness.session import Check
+from prose_tests import resume_tokens, resuming, stream_lifecycle  # noqa: F401 - registers the checks
+from prose_tests.support import PROSE_FILE, REGISTRY, ProseTest, judge
+
+#: Every live prose test of the upstream README, by number; each has at least one check.
+LIVE_PROSE_TESTS = (1, 2, 3, 4, 6, 7, 8, 11, 13, 14, 17, 18, 19)
+
+
+def _ordered() -> list[ProseTest]:
+    return sorted(REGISTRY, key=lambda test: test.number)  # stable: variants keep their order
+
+
+def load_prose_checks() -> list[Check]:
+    """One :class:`Check` per prose test (and variant), ordered by number."""
+    return [Check(format="prose", file=PROSE_FILE, name=test.name, run=partial(judge, test)) for test in _ordered()]
+
+
+def check_id(check: Check) -> str:
+    """Short, stable id of a prose check (``"11-empty-batch"``), for pytest ids and selections."""
+    for test in REGISTRY:
+        if test.name == check.name:
+            return test.short_id
+    raise KeyError(check.name)
+
+
+CHECKS: list[Check] = load_prose_checks()
+
+__all__ = ["CHECKS", "LIVE_PROSE_TESTS", "check_id", "load_prose_checks"]

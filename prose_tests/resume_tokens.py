@@ -1,0 +1,123 @@
+"""Prose tests 1, 11, 13 and 14: which resume token the driver caches, and when.
+
+The spec's caching rules, paraphrased: a stream started with ``startAfter``
+or ``resumeAfter`` caches that token; an empty batch with a
+postBatchResumeToken caches the postBatchResumeToken; returning a document
+caches the batch's postBatchResumeToken if it is the batch's last document,
+otherwise the document's ``_id``. Each check drives a stream into one
+situation and compares ``getResumeToken`` with the token those rules name,
+computed from the replies the driver itself received.
+"""
+
+from __future__ import annotations
+
+from prose_tests import observed
+from prose_tests.support import CheckSkipped, ProseContext, expect, expect_token, prose_test, require
+
+#: Short server waits: these streams are iterated only after their changes are written.
+QUICK_AWAIT_MS = 200
+
+
+@prose_test(1, "the change stream keeps track of the last resume token seen")
+def tracks_last_seen_token(cx: ProseContext) -> None:
+    cx.open_client()
+    cx.watch(maxAwaitTimeMS=QUICK_AWAIT_MS)
+    for n in range(1, 4):
+        cx.admin_collection.insert_one({"n": n})
+        change = cx.next_change()
+        expected, why = observed.token_cached_after(cx.events(), change)
+        expect_token(cx.resume_token(), expected, f"after change {n} of 3 ({why})")
+
+
+@prose_test(11, "getResumeToken gives the postBatchResumeToken of an empty batch", variant="empty-batch",
+            min_server_version="4.0.7")
+def empty_batch_post_batch_token(cx: ProseContext) -> None:
+    cx.open_client()
+    cx.watch(maxAwaitTimeMS=QUICK_AWAIT_MS)
+    # Activity elsewhere moves the server's postBatchResumeToken on without
+    # giving this stream a change, so a stale token is told apart from a fresh one.
+    cx.admin_collection.database[cx.collection_name + "_elsewhere"].insert_one({"n": 1})
+    change = cx.op("iterateOnce", "stream")
+    expect(change is None, f"iterateOnce returned a change although the watched collection was not written: {change}")
+    replies = observed.batches(cx.events())
+    require(bool(replies), "the driver published no aggregate/getMore reply")
+    latest = replies[-1]
+    require(not latest.documents, f"the latest {latest.command_name} batch was not empty")
+    if not latest.has_post_batch_resume_token:
+        raise CheckSkipped(f"the target's {latest.command_name} reply carries no postBatchResumeToken")
+    expect_token(cx.resume_token(), latest.post_batch_resume_token,
+                 f"after an empty {latest.command_name} batch (the postBatchResumeToken of that reply)")
+
+
+@prose_test(11, "getResumeToken gives the postBatchResumeToken once a batch is fully iterated",
+            variant="iterated-batch", min_server_version="4.0.7")
+def iterated_batch_post_batch_token(cx: ProseContext) -> None:
+    cx.open_client()
+    # The filtered-out last write lets a server move the batch's
+    # postBatchResumeToken past the last returned document's _id.
+    cx.watch(pipeline=[{"$match": {"fullDocument.kept": True}}], maxAwaitTimeMS=QUICK_AWAIT_MS)
+    cx.admin_collection.insert_many([{"kept": True, "n": 1}, {"kept": True, "n": 2}, {"kept": False, "n": 3}])
+    cx.next_change()
+    last = cx.next_change()
+    batch, index = observed.delivering_batch(cx.events(), last)
+    require(index == len(batch.documents) - 1, "the second change was not the last of its batch")
+    expect(batch.has_post_batch_resume_token,
+           f"the {batch.command_name} reply that emptied the batch has no postBatchResumeToken (server >= 4.0.7)")
+    expect_token(cx.resume_token(), batch.post_batch_resume_token,
+                 f"after iterating the last document of a {batch.command_name} batch of {len(batch.documents)} "
+                 "(that reply's postBatchResumeToken)")
+
+
+@prose_test(13, "getResumeToken gives the previous document's _id in the middle of a batch")
+def mid_batch_document_id(cx: ProseContext) -> None:
+    cx.open_client()
+    cx.watch(maxAwaitTimeMS=QUICK_AWAIT_MS)
+    cx.admin_collection.insert_many([{"n": 1}, {"n": 2}, {"n": 3}])
+    cx.next_change()
+    second = cx.next_change()
+    batch, index = observed.delivering_batch(cx.events(), second)
+    require(index < len(batch.documents) - 1,
+            f"the three inserts did not arrive in one batch (batch of {len(batch.documents)}, change at {index + 1})")
+    expect_token(cx.resume_token(), second["_id"],
+                 f"after document {index + 1} of a {batch.command_name} batch of {len(batch.documents)} "
+                 "(the _id of that document)")
+
+
+def _unread_first_batch(cx: ProseContext, **options: object) -> None:
+    """Open the stream so the initial aggregate returns changes, and read none of them."""
+    cx.open_client()
+    cx.watch(maxAwaitTimeMS=QUICK_AWAIT_MS, **options)
+    replies = observed.batches(cx.events())
+    require(len(replies) == 1 and replies[0].command_name == "aggregate",
+            f"only the initial aggregate should have run; commands sent: {cx.command_list()}")
+    require(bool(replies[0].documents), "the initial aggregate returned an empty firstBatch")
+
+
+@prose_test(14, "getResumeToken before iterating gives the startAfter token", variant="startAfter",
+            min_server_version="4.1.1", topologies=("single", "replicaset", "load-balanced"))
+def unread_first_batch_start_after(cx: ProseContext) -> None:
+    history = cx.history(3)
+    _unread_first_batch(cx, startAfter=history[0]["_id"])
+    expect_token(cx.resume_token(), history[0]["_id"],
+                 "with an unread, non-empty first batch of a stream started with startAfter (the startAfter token)")
+
+
+@prose_test(14, "getResumeToken before iterating gives the resumeAfter token", variant="resumeAfter",
+            topologies=("single", "replicaset", "load-balanced"))
+def unread_first_batch_resume_after(cx: ProseContext) -> None:
+    history = cx.history(3)
+    _unread_first_batch(cx, resumeAfter=history[0]["_id"])
+    expect_token(cx.resume_token(), history[0]["_id"],
+                 "with an unread, non-empty first batch of a stream started with resumeAfter (the resumeAfter token)")
+
+
+@prose_test(14, "getResumeToken before iterating is empty without startAfter or resumeAfter", variant="neither",
+            topologies=("single", "replicaset", "load-balanced"))
+def unread_first_batch_neither(cx: ProseContext) -> None:
+    history = cx.history(3)
+    # startAtOperationTime in the past is the one way to a non-empty first
+    # batch without naming a resume token.
+    _unread_first_batch(cx, startAtOperationTime=history[0]["clusterTime"])
+    expect_token(cx.resume_token(), None,
+                 "with an unread, non-empty first batch of a stream started with neither startAfter nor "
+                 "resumeAfter (nothing)")

@@ -1,0 +1,147 @@
+"""Prose tests 3, 4, 6, 8, 17 and 18: when the driver resumes, and what it sends when it does.
+
+Errors are injected with ``failCommand`` restricted to the check's own
+client (by ``appName``). ``getMore`` failures use CursorNotFound (43), which
+is resumable on every server version and leaves no server cursor to kill,
+except in test 8, which needs the driver to send ``killCursors``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from harness.matching import show
+from prose_tests import observed
+from prose_tests.support import CheckSkipped, ProseContext, expect, prose_test, require
+
+CURSOR_NOT_FOUND = 43
+#: Resumable by label on 4.4+ and by code before; not retryable as a read, not a state change.
+RETRY_CHANGE_STREAM = 234
+RESUMABLE_LABEL = "ResumableChangeStreamError"
+
+
+def _one_resume(cx: ProseContext, since: int) -> dict[str, Any]:
+    """The single resume ``aggregate`` sent after position ``since``; fails unless exactly one was sent."""
+    later = cx.events()[since:]
+    require(bool(observed.failed(later, "getMore")), f"the injected getMore error never happened: {cx.command_list(later)}")
+    resumes = observed.started(later, "aggregate")
+    expect(len(resumes) == 1, f"expected exactly one resume (one aggregate) after the getMore error, "
+                              f"saw {len(resumes)}: {cx.command_list(later)}")
+    return resumes[0].command or {}
+
+
+def _same_change(change: dict[str, Any], n: int) -> None:
+    document = change.get("fullDocument") or {}
+    expect(document.get("n") == n, f"expected the change inserting n={n} after the resume, got {show(change)}")
+
+
+@prose_test(3, "a resumable getMore error makes one resume with the original pipeline and options")
+def resumes_once_with_original_command(cx: ProseContext) -> None:
+    cx.open_client()
+    cx.watch(pipeline=[{"$match": {"operationType": "insert"}}], fullDocument="updateLookup", batchSize=5,
+             maxAwaitTimeMS=200)
+    cx.admin_collection.insert_one({"n": 1})
+    cx.next_change()
+    token = cx.resume_token()
+    require(token is not None, "no resume token was cached after the first change")
+    initial = observed.started(cx.events(), "aggregate")[0].command or {}
+    mark = len(cx.events())
+    cx.fail_commands(["getMore"], errorCode=CURSOR_NOT_FOUND)
+    cx.admin_collection.insert_one({"n": 2})
+    _same_change(cx.next_change(), 2)
+    resumed = _one_resume(cx, mark)
+    stage = observed.change_stream_stage(resumed)
+    expect(stage.get("resumeAfter") == token,
+           f"the resume's $changeStream should carry resumeAfter = the cached token {show(token)}; "
+           f"sent {show(stage)}")
+    expect("startAfter" not in stage and "startAtOperationTime" not in stage,
+           f"the resume's $changeStream should name only resumeAfter; sent {show(stage)}")
+    expect(observed.without_start_options(resumed) == observed.without_start_options(initial),
+           "the resume aggregate should repeat the initial pipeline and options, changing only the resume token:"
+           f"\n  initial: {show(observed.without_start_options(initial), 600)}"
+           f"\n  resume:  {show(observed.without_start_options(resumed), 600)}")
+
+
+@prose_test(4, "an error from the aggregate command is never resumed")
+def no_resume_on_aggregate_error(cx: ProseContext) -> None:
+    cx.open_client(retryReads=False)  # a retried read is not a resume; keep them apart
+    cx.fail_commands(["aggregate"], errorCode=RETRY_CHANGE_STREAM, errorLabels=[RESUMABLE_LABEL])
+    _, error = cx.attempt("createChangeStream", "collection")
+    if error is None:  # a driver may send the aggregate lazily, at the first iteration
+        _, error = cx.attempt("iterateOnce", "stream")
+    aggregates = observed.started(cx.events(), "aggregate")
+    expect(error is not None, "the aggregate failed with a resumable-looking error, yet no error reached the "
+                              f"application; commands sent: {cx.command_list()}")
+    expect(len(aggregates) == 1, f"expected the failed aggregate to be sent once and not resumed, saw "
+                                 f"{len(aggregates)} aggregate commands: {cx.command_list()}")
+    expect(error is not None and error.code == RETRY_CHANGE_STREAM,
+           f"expected the injected error (code {RETRY_CHANGE_STREAM}), got {error.describe() if error else None}")
+
+
+@prose_test(6, "server selection before a resume uses the initial read preference")
+def resume_selects_with_initial_read_preference(cx: ProseContext) -> None:
+    info = cx.run.target.info
+    hosts = info.details.get("hosts") or []
+    if info.topology != "replicaset" or len(hosts) < 2:
+        raise CheckSkipped(f"needs a replica set with several members to choose from; the target is "
+                           f"{info.topology} with {len(hosts) or 1} host(s)")
+    raise CheckSkipped("not automated yet: judging it needs the server address of each command event, "
+                       "which the driver seam's ObservedEvent does not carry")
+
+
+@prose_test(8, "an error from killCursors during a resume is not raised to the application")
+def kill_cursors_error_suppressed(cx: ProseContext) -> None:
+    cx.open_client()
+    cx.watch(maxAwaitTimeMS=200)
+    cx.admin_collection.insert_one({"n": 1})
+    cx.next_change()
+    mark = len(cx.events())
+    # One fail point for both: the getMore fails (resumably, leaving the server
+    # cursor open), then the killCursors the driver sends for it fails too.
+    cx.fail_commands(["getMore", "killCursors"], times=2, errorCode=RETRY_CHANGE_STREAM,
+                     errorLabels=[RESUMABLE_LABEL])
+    cx.admin_collection.insert_one({"n": 2})
+    change = cx.next_change()
+    later = cx.events()[mark:]
+    if not observed.started(later, "killCursors"):
+        raise CheckSkipped("the driver sent no killCursors while resuming (the spec says SHOULD), so there was "
+                           f"no killCursors error to suppress; commands sent: {cx.command_list(later)}")
+    require(bool(observed.failed(later, "killCursors")), f"the killCursors did not fail: {cx.command_list(later)}")
+    _same_change(change, 2)
+
+
+def _start_after_history(cx: ProseContext) -> Any:
+    token = cx.history(1)[0]["_id"]
+    cx.open_client()
+    cx.watch(startAfter=token, maxAwaitTimeMS=200)
+    return token
+
+
+@prose_test(17, "resuming before any result keeps startAfter", min_server_version="4.1.1")
+def resume_before_results_uses_start_after(cx: ProseContext) -> None:
+    _start_after_history(cx)
+    token = cx.resume_token()
+    mark = len(cx.events())
+    cx.fail_commands(["getMore"], errorCode=CURSOR_NOT_FOUND)
+    change = cx.op("iterateOnce", "stream")
+    require(change is None, f"the stream returned a change although none was written: {show(change)}")
+    stage = observed.change_stream_stage(_one_resume(cx, mark))
+    expect(stage.get("startAfter") == token and "resumeAfter" not in stage,
+           "a stream started with startAfter that has returned nothing should resume with startAfter = the cached "
+           f"token {show(token)} and no resumeAfter; sent $changeStream {show(stage)}")
+
+
+@prose_test(18, "resuming after a result switches to resumeAfter", min_server_version="4.1.1")
+def resume_after_results_uses_resume_after(cx: ProseContext) -> None:
+    _start_after_history(cx)
+    cx.admin_collection.insert_one({"n": 1})
+    cx.next_change()
+    token = cx.resume_token()
+    mark = len(cx.events())
+    cx.fail_commands(["getMore"], errorCode=CURSOR_NOT_FOUND)
+    cx.admin_collection.insert_one({"n": 2})
+    _same_change(cx.next_change(), 2)
+    stage = observed.change_stream_stage(_one_resume(cx, mark))
+    expect(stage.get("resumeAfter") == token and "startAfter" not in stage,
+           "a stream started with startAfter that has returned a change should resume with resumeAfter = the "
+           f"cached token {show(token)} and no startAfter; sent $changeStream {show(stage)}")

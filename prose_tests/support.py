@@ -1,0 +1,241 @@
+"""What every prose check stands on: the registry, a per-check context, and judging.
+
+A prose test is a plain function of a :class:`ProseContext`. It drives the
+driver under test only through the harness's driver seam (entities and
+operations by their spec names), makes set-up writes through the harness's
+own admin client so they stay out of the observed events, arms fail points
+through the run's :class:`~faults.failpoints.FailPointManager`, and says what
+it found by raising: :class:`~harness.runner.TestFailure` (the driver did
+not do what the README asks), :class:`CheckSkipped` (the test cannot apply to
+this target), anything else (the check could not be carried out). The
+:func:`judge` wrapper turns that into a :class:`~harness.runner.Verdict`.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pymongo.errors import PyMongoError
+
+from faults.failpoints import FailPointError
+from harness.drivers.base import UnsupportedOperation
+from harness.matching import show
+from harness.model import EntitySpec, Operation, Requirement
+from harness.observations import DriverOperationError, ErrorInfo, NoChangeWithin, ObservedEvent
+from harness.requirements import unmet
+from harness.runner import ERROR, FAILED, PASSED, SKIPPED, HarnessError, TestFailure, Verdict
+from prose_tests import observed
+
+DATABASE = "prose_change_streams"
+CLIENT, DB, COLLECTION, STREAM = "client", "database", "collection", "stream"
+ALL_COMMAND_EVENTS = [observed.STARTED, observed.SUCCEEDED, observed.FAILED]
+#: The prose tests' file name in result records and test ids.
+PROSE_FILE = "change-streams-prose"
+
+
+class CheckSkipped(Exception):
+    """The prose test cannot apply to this target; the message is the reason."""
+
+
+@dataclass
+class ProseTest:
+    """One prose test (or one variant of it) as the README numbers it."""
+
+    number: int
+    title: str
+    body: Callable[["ProseContext"], None]
+    variant: str = ""
+    requirement: Requirement | None = None
+
+    @property
+    def name(self) -> str:
+        return f"{self.number}: {self.title}"
+
+    @property
+    def short_id(self) -> str:
+        """``11`` or ``11-empty-batch``: stable, for pytest ids and collection names."""
+        return f"{self.number}-{self.variant}" if self.variant else str(self.number)
+
+
+REGISTRY: list[ProseTest] = []
+
+
+def prose_test(number: int, title: str, *, variant: str = "", min_server_version: str | None = None,
+               topologies: tuple[str, ...] | None = None) -> Callable[[Callable[["ProseContext"], None]], Any]:
+    """Register a function as the check of prose test ``number`` (optionally one variant of it)."""
+
+    def register(body: Callable[["ProseContext"], None]) -> Callable[["ProseContext"], None]:
+        requirement = None
+        if min_server_version or topologies:
+            requirement = Requirement(min_server_version=min_server_version, topologies=topologies)
+        REGISTRY.append(ProseTest(number, title, body, variant, requirement))
+        return body
+
+    return register
+
+
+def expect(condition: bool, message: str) -> None:
+    if not condition:
+        raise TestFailure(message)
+
+
+def require(condition: bool, message: str) -> None:
+    """A precondition of the scenario itself (not of the driver): failing it is an ``error``."""
+    if not condition:
+        raise HarnessError(f"the scenario's precondition does not hold: {message}")
+
+
+class ProseContext:
+    """One prose check's world: its collection, its driver session, its observations."""
+
+    def __init__(self, run: Any, test: ProseTest, session: Any) -> None:
+        self.run = run
+        self.test = test
+        self.session = session
+        self.collection_name = "prose_" + test.short_id.replace("-", "_")
+        self.app_name = f"prose-{test.short_id}"[:40]
+        self.current = "set-up"
+
+    # -- set-up through the harness's own client: never observed ------------------------
+    @property
+    def admin_collection(self) -> Any:
+        return self.run.target.admin[DATABASE][self.collection_name]
+
+    def reset_collection(self, **create_options: Any) -> None:
+        database = self.run.target.admin[DATABASE]
+        database.drop_collection(self.collection_name)
+        database.create_collection(self.collection_name, **create_options)
+
+    def history(self, count: int) -> list[dict[str, Any]]:
+        """Insert ``count`` documents and return their change events, read by the harness itself.
+
+        Gives the tests resume tokens and cluster times that lie in the past
+        of the stream under test, without the driver under test seeing them.
+        """
+        with self.admin_collection.watch(max_await_time_ms=200) as stream:
+            self.admin_collection.insert_many([{"history": n} for n in range(count)])
+            changes: list[dict[str, Any]] = []
+            for _ in range(50):
+                change = stream.try_next()
+                if change is not None:
+                    changes.append(change)
+                if len(changes) == count:
+                    return changes
+        raise HarnessError(f"set-up: the harness's own change stream saw {len(changes)} of {count} inserts")
+
+    # -- the driver under test ---------------------------------------------------------
+    def open_client(self, **uri_options: Any) -> None:
+        """A monitored client (named by ``appName`` so fail points hit only it), database, collection."""
+        options = {"appName": self.app_name, **uri_options}
+        self.session.create_entity(EntitySpec("client", CLIENT, {"observeEvents": ALL_COMMAND_EVENTS,
+                                                                 "uriOptions": options}))
+        self.session.create_entity(EntitySpec("database", DB, {"client": CLIENT, "databaseName": DATABASE}))
+        self.session.create_entity(EntitySpec("collection", COLLECTION, {"database": DB,
+                                                                         "collectionName": self.collection_name}))
+
+    def op(self, name: str, entity: str, **arguments: Any) -> Any:
+        """Run one operation; an error from the driver fails the check (none was expected)."""
+        self.current = f"{name} on {entity}"
+        try:
+            return self.session.run(Operation(name, entity, arguments))
+        except DriverOperationError as exc:
+            raise TestFailure(f"{name} on {entity} raised an unexpected error: {exc.info.describe()}"
+                              f"\n  commands sent: {self.command_list()}") from exc
+        except NoChangeWithin as exc:
+            raise TestFailure(f"{name} on {entity}: {exc}\n  commands sent: {self.command_list()}") from exc
+
+    def attempt(self, name: str, entity: str, **arguments: Any) -> tuple[Any, ErrorInfo | None]:
+        """Run one operation that may fail: ``(result, None)`` or ``(None, error)``."""
+        self.current = f"{name} on {entity}"
+        try:
+            result = self.session.run(Operation(name, entity, arguments))
+        except DriverOperationError as exc:
+            return None, exc.info
+        except NoChangeWithin as exc:
+            raise TestFailure(f"{name} on {entity}: {exc}\n  commands sent: {self.command_list()}") from exc
+        if name == "createChangeStream":
+            self.session.set_entity(STREAM, result)
+        return result, None
+
+    def watch(self, **options: Any) -> None:
+        """``createChangeStream`` on the collection, saved as the ``stream`` entity."""
+        stream = self.op("createChangeStream", COLLECTION, **options)
+        self.session.set_entity(STREAM, stream)
+
+    def next_change(self) -> dict[str, Any]:
+        return self.op("iterateUntilDocumentOrError", STREAM)
+
+    def resume_token(self) -> Any:
+        return self.op("getResumeToken", STREAM)
+
+    # -- observations -------------------------------------------------------------------
+    def events(self) -> list[ObservedEvent]:
+        return self.session.events(CLIENT)
+
+    def command_list(self, events: list[ObservedEvent] | None = None) -> str:
+        events = self.events() if events is None else events
+        marks = {observed.STARTED: "", observed.SUCCEEDED: " ok", observed.FAILED: " FAILED"}
+        return "[" + ", ".join(f"{e.command_name}{marks.get(e.kind, '')}" for e in events) + "]"
+
+    def resume_aggregates(self, since: int) -> list[ObservedEvent]:
+        """``aggregate`` commands started after position ``since`` in the event list."""
+        return observed.started(self.events()[since:], "aggregate")
+
+    # -- faults ---------------------------------------------------------------------------
+    def fail_commands(self, commands: list[str], *, times: int = 1, **data: Any) -> None:
+        """Arm ``failCommand`` for this check's client only; the run turns it off after the check."""
+        command = {"configureFailPoint": "failCommand", "mode": {"times": times},
+                   "data": {"failCommands": commands, "appName": self.app_name, **data}}
+        try:
+            self.run.failpoints.arm(command)
+        except FailPointError as exc:
+            raise CheckSkipped(f"needs fail points, and the target refused one: {exc}") from exc
+
+
+def expect_token(actual: Any, expected: Any, situation: str) -> None:
+    expect(actual == expected, f"getResumeToken {situation}: expected {show(expected)}, got {show(actual)}")
+
+
+def judge(test: ProseTest, run: Any) -> Verdict:
+    """Run one prose test on the run's target and driver, bounded by the run's test timeout."""
+    if test.requirement is not None:
+        reason = unmet(test.requirement, run.target)
+        if reason:
+            return Verdict(SKIPPED, reason)
+    settings = run.options.settings
+    session = run.driver.open_session(run.target.uri, iteration_timeout_s=settings.iteration_timeout_s)
+    context = ProseContext(run, test, session)
+    outcome: list[Verdict] = []
+    worker = threading.Thread(target=lambda: outcome.append(_attempt(context)), daemon=True,
+                              name=f"prose:{test.short_id}")
+    worker.start()
+    worker.join(settings.test_timeout_s)
+    session.close()  # also unblocks a worker stuck on a socket
+    if worker.is_alive() or not outcome:
+        return Verdict(ERROR, f"timed out after {settings.test_timeout_s:g}s during {context.current}"
+                              " (the target or driver stopped answering)")
+    return outcome[0]
+
+
+def _attempt(context: ProseContext) -> Verdict:
+    try:
+        context.reset_collection()
+        context.test.body(context)
+        return Verdict(PASSED)
+    except CheckSkipped as exc:
+        return Verdict(SKIPPED, str(exc))
+    except TestFailure as exc:
+        return Verdict(FAILED, f"prose test {context.test.name}: {exc}")
+    except (HarnessError, UnsupportedOperation) as exc:
+        return Verdict(ERROR, f"{context.current}: {exc}")
+    except PyMongoError as exc:  # the harness's own client, during set-up
+        return Verdict(ERROR, f"{context.current}: the harness's admin client failed: {exc}")
+    except Exception as exc:  # noqa: BLE001 - a broken check is an error verdict, never a crashed run
+        return Verdict(ERROR, f"{context.current}: internal error {type(exc).__name__}: {exc}")
+
+
+__all__ = ["CheckSkipped", "ProseContext", "ProseTest", "REGISTRY", "expect", "expect_token",
+           "judge", "prose_test", "require"]
