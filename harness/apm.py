@@ -26,6 +26,15 @@ SENSITIVE_COMMANDS = frozenset({
 HANDSHAKE_COMMANDS = frozenset({"hello", "ismaster", "isMaster"})
 
 ALL_COMMAND_EVENTS = ("commandStartedEvent", "commandSucceededEvent", "commandFailedEvent")
+#: Connection pool (CMAP) events, by the spec's names, keyed by pymongo's listener method.
+CMAP_EVENTS = {
+    "pool_created": "poolCreatedEvent", "pool_ready": "poolReadyEvent", "pool_cleared": "poolClearedEvent",
+    "pool_closed": "poolClosedEvent", "connection_created": "connectionCreatedEvent",
+    "connection_ready": "connectionReadyEvent", "connection_closed": "connectionClosedEvent",
+    "connection_check_out_started": "connectionCheckOutStartedEvent",
+    "connection_check_out_failed": "connectionCheckOutFailedEvent",
+    "connection_checked_out": "connectionCheckedOutEvent", "connection_checked_in": "connectionCheckedInEvent",
+}
 
 
 class CommandRecorder(monitoring.CommandListener):
@@ -103,3 +112,41 @@ class CommandRecorder(monitoring.CommandListener):
     def clear(self) -> None:
         with self._lock:
             self._events.clear()
+
+
+class PoolRecorder(monitoring.ConnectionPoolListener):
+    """Records the connection pool events of one client and counts connections checked out.
+
+    The count is kept whatever the test observes: the unified format's
+    ``assertNumberConnectionsCheckedOut`` needs it for every client.
+    """
+
+    def __init__(self, observe: Iterable[str] = ()) -> None:
+        self.observe = frozenset(observe)
+        self._lock = threading.Lock()
+        self._events: list[ObservedEvent] = []
+        self.checked_out = 0
+
+    def _record(self, method: str, event: object) -> None:
+        kind = CMAP_EVENTS[method]
+        with self._lock:
+            if method == "connection_checked_out":
+                self.checked_out += 1
+            elif method == "connection_checked_in":
+                self.checked_out -= 1
+            if kind in self.observe:
+                self._events.append(ObservedEvent(kind, "", service_id=getattr(event, "service_id", None),
+                                                  reason=getattr(event, "reason", None)))
+
+    @property
+    def events(self) -> list[ObservedEvent]:
+        with self._lock:
+            return list(self._events)
+
+
+def _pool_listener_method(method: str) -> object:
+    return lambda self, event: self._record(method, event)
+
+
+for _method in CMAP_EVENTS:
+    setattr(PoolRecorder, _method, _pool_listener_method(_method))

@@ -62,7 +62,7 @@ class NoChangeWithin(Exception):
 class ObservedEvent:
     """One command monitoring event published by a client under test."""
 
-    kind: str  # commandStartedEvent | commandSucceededEvent | commandFailedEvent
+    kind: str  # commandStartedEvent | ... | connectionReadyEvent (CMAP events have no command)
     command_name: str
     database_name: str | None = None
     command: dict[str, Any] | None = None
@@ -73,6 +73,8 @@ class ObservedEvent:
     server_connection_id: int | None = None
     service_id: Any = None
     duration_s: float | None = None
+    #: Why a connection closed or a check-out failed (CMAP events).
+    reason: str | None = None
 
     def summary(self) -> str:
         return f"{self.kind}({self.command_name})"

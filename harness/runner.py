@@ -260,10 +260,11 @@ class SpecRunner:
     def _check_events(self, context: TestContext, expectation: EventExpectation) -> None:
         assert context.session is not None
         comparator = comparator_for(context.test.comparator)
-        if expectation.event_type != "command":
-            raise HarnessError(f"{expectation.label}: event type {expectation.event_type!r} is not supported")
-        observed = [e for e in context.session.events(expectation.client)
-                    if e.command_name not in expectation.skip_commands]
+        try:
+            published = context.session.events(expectation.client, event_type=expectation.event_type)
+        except UnsupportedOperation as exc:
+            raise HarnessError(f"{expectation.label}: {exc}") from exc
+        observed = [e for e in published if e.command_name not in expectation.skip_commands]
         label = expectation.label
         for index, expected in enumerate(expectation.events):
             path = f"{label}[{index}]"

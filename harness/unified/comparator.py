@@ -13,6 +13,7 @@ from typing import Any
 
 from bson.objectid import ObjectId
 
+from harness.apm import CMAP_EVENTS
 from harness.matching import MISSING, Mismatch, child_path
 from harness.observations import ErrorInfo, ObservedEvent
 from harness.unified.matching import Matcher
@@ -127,6 +128,10 @@ EVENT_ASSERTIONS: dict[str, dict[str, EventAssertion]] = {
     "commandStartedEvent": {**_COMMON_EVENT_ASSERTIONS, "command": _root_document("command")},
     "commandSucceededEvent": {**_COMMON_EVENT_ASSERTIONS, "reply": _root_document("reply")},
     "commandFailedEvent": dict(_COMMON_EVENT_ASSERTIONS),
+    # Connection pool events: the kind is the main assertion; only these fields are testable.
+    **{kind: {"hasServiceId": _has_service_id} for kind in CMAP_EVENTS.values()},
+    **{kind: {"hasServiceId": _has_service_id, "reason": _equals("reason")}
+       for kind in ("connectionClosedEvent", "connectionCheckOutFailedEvent")},
 }
 
 

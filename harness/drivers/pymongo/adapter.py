@@ -12,7 +12,7 @@ from pymongo.command_cursor import CommandCursor
 from pymongo.cursor import Cursor
 from pymongo.uri_parser import parse_uri
 
-from harness.apm import ALL_COMMAND_EVENTS, CommandRecorder
+from harness.apm import ALL_COMMAND_EVENTS, CMAP_EVENTS, CommandRecorder, PoolRecorder
 from harness.drivers.base import UnsupportedOperation
 from harness.drivers.pymongo.errors import DRIVER_EXCEPTIONS, error_info
 from harness.drivers.pymongo.operations import OPERATIONS
@@ -43,6 +43,7 @@ class PyMongoSession:
         self.iteration_timeout_s = iteration_timeout_s
         self._entities: dict[str, Any] = {}
         self._recorders: dict[str, CommandRecorder] = {}
+        self._pools: dict[str, PoolRecorder] = {}
         self._clients: list[MongoClient] = []
         #: Session entity -> its lsid, kept from creation since an ended session no longer tells.
         self._lsids: dict[str, Any] = {}
@@ -83,15 +84,17 @@ class PyMongoSession:
             ignore_commands=spec.options.get("ignoreCommandMonitoringEvents", []),
             observe_sensitive=bool(spec.options.get("observeSensitiveCommands", False)),
         )
+        pool = PoolRecorder(observe=[e for e in spec.options.get("observeEvents", []) if e in CMAP_EVENTS.values()])
         uri = self.uri
         if spec.options.get("useMultipleMongoses") is False:
             uri = _single_host(uri)
         try:
-            client = MongoClient(uri, event_listeners=[recorder], **options)
+            client = MongoClient(uri, event_listeners=[recorder, pool], **options)
         except DRIVER_EXCEPTIONS as exc:
             raise DriverOperationError(error_info(exc)) from exc
         self._clients.append(client)
         self._recorders[spec.id] = recorder
+        self._pools[spec.id] = pool
         return client
 
     def _database(self, spec: EntitySpec) -> Any:
@@ -151,11 +154,22 @@ class PyMongoSession:
         except DRIVER_EXCEPTIONS as exc:
             raise DriverOperationError(error_info(exc)) from exc
 
-    def events(self, client_id: str) -> list[ObservedEvent]:
+    def events(self, client_id: str, event_type: str = "command") -> list[ObservedEvent]:
+        """What one client published: command monitoring events, or ``cmap`` connection pool events."""
+        recorders = {"command": self._recorders, "cmap": self._pools}.get(event_type)
+        if recorders is None:
+            raise UnsupportedOperation(f"event type {event_type!r} is not observed by the pymongo adapter")
         try:
-            return self._recorders[client_id].events
+            return recorders[client_id].events
         except KeyError:
             raise UnsupportedOperation(f"no monitored client named {client_id!r}") from None
+
+    def connections_checked_out(self, client_id: str) -> int:
+        """Connections the client's pool has lent out right now (``assertNumberConnectionsCheckedOut``)."""
+        try:
+            return self._pools[client_id].checked_out
+        except KeyError:
+            raise UnsupportedOperation(f"no client named {client_id!r}") from None
 
     def close(self) -> None:
         """Close every cursor, session and client; safe to call twice or from another thread."""
