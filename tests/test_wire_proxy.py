@@ -271,3 +271,29 @@ def test_legacy_op_query_handshake_gets_a_rewritten_op_reply(proxy):
     assert (header.op_code, header.response_to) == (wire.OP_REPLY, 42)
     reply = bson.decode(wire.parse_op_reply(payload).documents[0])
     assert reply["me"] == f"{proxy.address[0]}:{proxy.address[1]}" and "compression" not in reply
+
+
+def test_compression_is_negotiated_off_so_fail_points_still_see_commands(connect):
+    """A client asking for compression still sends readable commands (the stripping itself: test_wire_protocol)."""
+    coll = connect(compressors="zlib").wire.compressed
+    arm(coll.database.client, {"times": 1}, failCommands=["insert"], errorCode=2)
+    with pytest.raises(OperationFailure):
+        coll.insert_one({"x": 1})
+
+
+def test_exhaust_cursor_streams_through(coll):
+    from pymongo import CursorType
+
+    coll.insert_many([{"_id": i} for i in range(500)])
+    got = list(coll.find(cursor_type=CursorType.EXHAUST, batch_size=50))
+    assert len(got) == 500
+
+
+def test_a_malformed_frame_closes_only_its_own_connection(proxy, coll):
+    import struct
+
+    with socket.create_connection(proxy.address, timeout=5) as sock:
+        sock.sendall(struct.pack("<iiii", 2, 1, 0, 2013))  # shorter than its own header
+        assert sock.recv(1) == b""  # closed without a reply
+    coll.insert_one({"_id": 1})
+    assert coll.find_one() == {"_id": 1}
