@@ -51,7 +51,9 @@ def parse_version(value: Any) -> tuple[int, int, int] | None:
 
 def check_version(data: Any) -> None:
     """Refuse a ``schemaVersion`` that is missing, malformed, or not implemented here."""
-    raw = data.get("schemaVersion") if isinstance(data, dict) else None
+    if not isinstance(data, dict) or "schemaVersion" not in data:
+        raise SchemaProblem("$.schemaVersion: the key is required (a version string like \"1.7\")")
+    raw = data["schemaVersion"]
     version = parse_version(raw)
     if version is None:
         raise SchemaProblem(f"$.schemaVersion: expected a version string like \"1.7\", got {raw!r}")
