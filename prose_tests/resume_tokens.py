@@ -11,6 +11,8 @@ computed from the replies the driver itself received.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from prose_tests import observed
 from prose_tests.support import CheckSkipped, ProseContext, expect, expect_token, prose_test, require
 
@@ -83,41 +85,38 @@ def mid_batch_document_id(cx: ProseContext) -> None:
                  "(the _id of that document)")
 
 
-def _unread_first_batch(cx: ProseContext, **options: object) -> None:
-    """Open the stream so the initial aggregate returns changes, and read none of them."""
-    cx.open_client()
-    cx.watch(maxAwaitTimeMS=QUICK_AWAIT_MS, **options)
-    replies = observed.batches(cx.events())
-    require(len(replies) == 1 and replies[0].command_name == "aggregate",
-            f"only the initial aggregate should have run; commands sent: {cx.command_list()}")
-    require(bool(replies[0].documents), "the initial aggregate returned an empty firstBatch")
+def _unread_first_batch(start_option: str | None, situation: str) -> Callable[[ProseContext], None]:
+    """Test 14 for one way of starting: open the stream so the initial aggregate returns changes, read none.
+
+    ``start_option`` is ``startAfter`` or ``resumeAfter`` (the token getResumeToken
+    must give back), or None: then the stream starts at an operation time in
+    the past, the one way to a non-empty first batch without naming a token,
+    and getResumeToken must give nothing.
+    """
+
+    def check(cx: ProseContext) -> None:
+        history = cx.history(3)
+        start = history[0]["_id"] if start_option else None
+        option = {start_option: start} if start_option else {"startAtOperationTime": history[0]["clusterTime"]}
+        cx.open_client()
+        cx.watch(maxAwaitTimeMS=QUICK_AWAIT_MS, **option)
+        replies = observed.batches(cx.events())
+        require(len(replies) == 1 and replies[0].command_name == "aggregate",
+                f"only the initial aggregate should have run; commands sent: {cx.command_list()}")
+        require(bool(replies[0].documents), "the initial aggregate returned an empty firstBatch")
+        expect_token(cx.resume_token(), start, f"with an unread, non-empty first batch of a stream started {situation}")
+
+    return check
 
 
-@prose_test(14, "getResumeToken before iterating gives the startAfter token", variant="startAfter",
-            min_server_version="4.1.1", topologies=("single", "replicaset", "load-balanced"))
-def unread_first_batch_start_after(cx: ProseContext) -> None:
-    history = cx.history(3)
-    _unread_first_batch(cx, startAfter=history[0]["_id"])
-    expect_token(cx.resume_token(), history[0]["_id"],
-                 "with an unread, non-empty first batch of a stream started with startAfter (the startAfter token)")
-
-
-@prose_test(14, "getResumeToken before iterating gives the resumeAfter token", variant="resumeAfter",
-            topologies=("single", "replicaset", "load-balanced"))
-def unread_first_batch_resume_after(cx: ProseContext) -> None:
-    history = cx.history(3)
-    _unread_first_batch(cx, resumeAfter=history[0]["_id"])
-    expect_token(cx.resume_token(), history[0]["_id"],
-                 "with an unread, non-empty first batch of a stream started with resumeAfter (the resumeAfter token)")
-
-
-@prose_test(14, "getResumeToken before iterating is empty without startAfter or resumeAfter", variant="neither",
-            topologies=("single", "replicaset", "load-balanced"))
-def unread_first_batch_neither(cx: ProseContext) -> None:
-    history = cx.history(3)
-    # startAtOperationTime in the past is the one way to a non-empty first
-    # batch without naming a resume token.
-    _unread_first_batch(cx, startAtOperationTime=history[0]["clusterTime"])
-    expect_token(cx.resume_token(), None,
-                 "with an unread, non-empty first batch of a stream started with neither startAfter nor "
-                 "resumeAfter (nothing)")
+#: The initial aggregate of a sharded cluster only opens the shards' cursors: its first batch is always empty.
+NOT_SHARDED = ("single", "replicaset", "load-balanced")
+prose_test(14, "getResumeToken before iterating gives the startAfter token", variant="startAfter",
+           min_server_version="4.1.1", topologies=NOT_SHARDED)(
+    _unread_first_batch("startAfter", "with startAfter (the startAfter token)"))
+prose_test(14, "getResumeToken before iterating gives the resumeAfter token", variant="resumeAfter",
+           topologies=NOT_SHARDED)(
+    _unread_first_batch("resumeAfter", "with resumeAfter (the resumeAfter token)"))
+prose_test(14, "getResumeToken before iterating is empty without startAfter or resumeAfter", variant="neither",
+           topologies=NOT_SHARDED)(
+    _unread_first_batch(None, "with neither startAfter nor resumeAfter (nothing)"))
