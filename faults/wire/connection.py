@@ -179,7 +179,8 @@ class Connection:
                 answer = fail_points.configure(command.document)
             except FailPointConfigError as exc:
                 answer = error_reply(exc.code, [], str(exc))
-            self.client_writer.write(command.reply(answer))
+            if command.expects_reply:
+                self.client_writer.write(command.reply(answer))
             return
         if name in HANDSHAKE_COMMANDS:
             changed, app_name = handshake_request(command.document)

@@ -35,6 +35,7 @@ class WireProxy:
         self._thread: threading.Thread | None = None
         self._server: asyncio.base_events.Server | None = None
         self._connections: dict[Connection, asyncio.Task[Any]] = {}
+        self._route: Route | None = None  # known once listening: it carries the proxy's own address
 
     # -- lifecycle ----------------------------------------------------------------------
     def start(self) -> tuple[str, int]:
@@ -97,6 +98,7 @@ class WireProxy:
         return host, port
 
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        assert self._route is not None
         connection = Connection(self._route, reader, writer)
         self._connections[connection] = asyncio.current_task()  # type: ignore[assignment]
         try:
