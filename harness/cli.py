@@ -19,7 +19,7 @@ from harness.expectations import ExpectationsError
 from harness.loaders import load_paths
 from harness.reporting import ConsoleReporter
 from harness.runner import RunSettings
-from harness.session import HarnessRun, RunOptions
+from harness.session import FAILPOINT_MODES, HarnessRun, RunOptions
 from harness.targets import TARGETS, TargetUnavailable
 
 
@@ -43,7 +43,9 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
     run.add_argument("--results", type=Path, help="append one JSON line per test to this file")
     run.add_argument("--expected", default="auto",
                      help="expected-outcomes file; 'auto' picks specs/expectations/<target>.yml, 'none' expects all to pass")
-    run.add_argument("--failpoints", default="native", choices=["native"], help="how fail points are set")
+    run.add_argument("--failpoints", default="auto", choices=list(FAILPOINT_MODES),
+                     help="native: configureFailPoint on the target; emulated: a wire proxy in front of it "
+                          "fails commands itself; auto (default): native when the target accepts it")
     run.add_argument("--timeout", type=float, default=30.0, help="per-test timeout in seconds (default 30)")
     run.add_argument("--iteration-timeout", type=float, default=10.0,
                      help="how long to wait for one change-stream document (default 10)")

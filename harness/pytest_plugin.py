@@ -35,7 +35,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--driver", default="pymongo", help="driver under test (default: pymongo)")
     group.addoption("--results", default=None, metavar="FILE", help="append result records (JSON lines) here")
     group.addoption("--expected", default="auto", help="expected-outcomes file, 'auto' or 'none'")
-    group.addoption("--failpoints", default="native", help="how fail points are set")
+    group.addoption("--failpoints", default="auto", help="native, emulated or auto (default)")
     group.addoption("--spec-timeout", type=float, default=30.0, help="per-test timeout in seconds")
 
 

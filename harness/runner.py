@@ -101,11 +101,13 @@ class SpecRunner:
     """Runs tests one after another on one started target with one driver."""
 
     def __init__(self, target: Target, driver: DriverAdapter, failpoints: FailPointManager,
-                 settings: RunSettings | None = None) -> None:
+                 settings: RunSettings | None = None, driver_uri: str | None = None) -> None:
         self.target = target
         self.driver = driver
         self.failpoints = failpoints
         self.settings = settings or RunSettings()
+        #: Where clients under test connect (a proxy in front of the target, or the target itself).
+        self.driver_uri = driver_uri or target.uri
 
     # -- public ---------------------------------------------------------------
     def run(self, test: SpecTest) -> Verdict:
@@ -158,7 +160,7 @@ class SpecRunner:
         test = context.test
         self._prepare_data(context)
         context.current = "creating entities"
-        context.session = self.driver.open_session(self.target.uri, iteration_timeout_s=self.settings.iteration_timeout_s)
+        context.session = self.driver.open_session(self.driver_uri, iteration_timeout_s=self.settings.iteration_timeout_s)
         for entity in test.entities:
             try:
                 context.session.create_entity(entity)

@@ -14,13 +14,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from faults.failpoints import FailPointManager, NativeFailPoints
+from faults.failpoints import EmulatedFailPoints, FailPointBackend, FailPointManager, NativeFailPoints
 from harness.drivers import DriverAdapter, make_driver
 from harness.expectations import Classification, Expectations
 from harness.model import SpecTest
 from harness.results import ResultsStore, RunProvenance, make_record, new_run_id, utc_now
 from harness.runner import RunSettings, SpecRunner, Verdict
-from harness.targets import Target, make_target
+from harness.targets import Target, TargetUnavailable, make_target
+
+FAILPOINT_MODES = ("native", "emulated", "auto")
 
 #: Where the project's expected-outcome files live (``specs/expectations/<target name>.yml``).
 EXPECTATIONS_DIR = Path(__file__).resolve().parent.parent / "specs" / "expectations"
@@ -32,7 +34,7 @@ class RunOptions:
     driver: str = "pymongo"
     results: Path | None = None
     expected: str | None = "auto"
-    failpoints: str = "native"
+    failpoints: str = "auto"
     settings: RunSettings = field(default_factory=RunSettings)
 
 
@@ -79,6 +81,9 @@ class HarnessRun:
         self.failpoints: FailPointManager | None = None
         self.runner: SpecRunner | None = None
         self.provenance: RunProvenance | None = None
+        self.wire_proxy: Any = None
+        #: Where drivers under test connect: the target, or a wire proxy in front of it.
+        self.driver_uri = ""
 
     def __enter__(self) -> "HarnessRun":
         try:
@@ -86,18 +91,41 @@ class HarnessRun:
         except BaseException:
             self.store.close()
             raise
-        assert self.target.admin is not None
-        self.failpoints = FailPointManager(NativeFailPoints(self.target.admin))
-        self.runner = SpecRunner(self.target, self.driver, self.failpoints, self.options.settings)
-        self.expectations = self._load_expectations()
+        try:
+            backend = self._fail_point_backend()
+            self.failpoints = FailPointManager(backend)
+            self.runner = SpecRunner(self.target, self.driver, self.failpoints, self.options.settings,
+                                     driver_uri=self.driver_uri)
+            self.expectations = self._load_expectations()
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
         self.provenance = RunProvenance(
             run_id=self.run_id,
             target=self.target.info.as_record(),
             driver={"name": self.driver.name, "version": self.driver.version},
-            failpoints=self.options.failpoints,
+            failpoints=backend.name,
             extra={"expectations_file": self.expectations.source},
         )
         return self
+
+    def _fail_point_backend(self) -> FailPointBackend:
+        """Native ``configureFailPoint``, or the wire proxy's emulation (``auto``: native when accepted)."""
+        assert self.target.admin is not None
+        native = NativeFailPoints(self.target.admin)
+        mode = self.options.failpoints
+        if mode not in FAILPOINT_MODES:
+            raise TargetUnavailable(f"--failpoints must be one of {FAILPOINT_MODES}, got {mode!r}")
+        if mode == "native" or (mode == "auto" and native.supported()):
+            self.driver_uri = self.target.uri
+            return native
+        from faults.wire import WireProxy
+
+        host, port = self.target.admin.address or ("", 0)
+        self.wire_proxy = WireProxy(host, port)
+        self.wire_proxy.start()
+        self.driver_uri = self.wire_proxy.uri
+        return EmulatedFailPoints(self.wire_proxy)
 
     def __exit__(self, *exc: object) -> None:
         try:
@@ -105,6 +133,8 @@ class HarnessRun:
                 self.failpoints.disarm_all()
         finally:
             self.store.close()
+            if self.wire_proxy is not None:
+                self.wire_proxy.stop()
             self.target.stop()
 
     def _load_expectations(self) -> Expectations:

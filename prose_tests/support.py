@@ -206,7 +206,7 @@ def judge(test: ProseTest, run: Any) -> Verdict:
         if reason:
             return Verdict(SKIPPED, reason)
     settings = run.options.settings
-    session = run.driver.open_session(run.target.uri, iteration_timeout_s=settings.iteration_timeout_s)
+    session = run.driver.open_session(run.driver_uri, iteration_timeout_s=settings.iteration_timeout_s)
     context = ProseContext(run, test, session)
     outcome: list[Verdict] = []
     worker = threading.Thread(target=lambda: outcome.append(_attempt(context)), daemon=True,

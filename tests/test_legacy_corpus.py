@@ -42,3 +42,21 @@ def test_skips_are_only_for_version_or_topology(corpus_results):
     for result in outcomes:
         if result.outcome == "skipped":
             assert "maxServerVersion" in result.message or "topology" in result.message, result.message
+
+
+@pytest.fixture(scope="module")
+def emulated_results():
+    """The fail-point tests again, on a SecantusDB that refuses configureFailPoint (auto -> emulated)."""
+    require_shared_specs()
+    tests = [t for t in load_paths([LEGACY_DIR]) if t.uses_failpoints]
+    with HarnessRun(RunOptions(target="embedded-no-test-commands", expected="none", failpoints="auto")) as run:
+        assert run.provenance.failpoints == "emulated"
+        return [run.run_test(test) for test in tests]
+
+
+def test_fail_point_tests_get_the_same_verdicts_native_and_emulated(corpus_results, emulated_results):
+    native = {r.test_id: r.outcome for r in corpus_results[0]}
+    emulated = {r.test_id: r.outcome for r in emulated_results}
+    assert len(emulated) == 38
+    assert {test_id: native[test_id] for test_id in emulated} == emulated
+    assert any(outcome == "passed" for outcome in emulated.values())

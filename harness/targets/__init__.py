@@ -1,6 +1,7 @@
 """Targets by the name ``--target`` takes: ``NAME`` or ``NAME=ARGUMENT``.
 
 ``embedded``            SecantusDB in-process, in-memory (the default)
+``embedded-no-test-commands``  the same, refusing ``configureFailPoint`` (fail points are emulated)
 ``uri=<connection>``    any running deployment
 ``testcontainers[=image]``  a real mongod replica set in Docker (needs a Docker engine)
 """
@@ -20,6 +21,13 @@ def _embedded(argument: str | None) -> Target:
     return EmbeddedSecantus()
 
 
+def _embedded_without_test_commands(argument: str | None) -> Target:
+    """SecantusDB as an operator would expose it: ``configureFailPoint`` refused."""
+    from harness.targets.embedded import EmbeddedSecantus
+
+    return EmbeddedSecantus(storage_path=argument or ":memory:", enable_test_commands=False)
+
+
 def _uri(argument: str | None) -> Target:
     from harness.targets.uri import UriTarget
 
@@ -36,6 +44,7 @@ def _testcontainers(argument: str | None) -> Target:
 
 TARGETS: dict[str, Callable[[str | None], Target]] = {
     "embedded": _embedded,
+    "embedded-no-test-commands": _embedded_without_test_commands,
     "uri": _uri,
     "testcontainers": _testcontainers,
 }
