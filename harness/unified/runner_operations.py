@@ -59,28 +59,28 @@ def _index_names(context: TestContext, operation: Operation) -> list[str]:
         raise HarnessError(f"{operation.label}: listIndexes failed: {exc}") from exc
 
 
-def _expect_presence(operation: Operation, what: str, present: bool, wanted: bool, among: list[str]) -> None:
-    if present != wanted:
+#: Presence assertion -> (what lists the names, the argument naming the thing, must it exist).
+_PRESENCE_ASSERTIONS = {
+    "assertCollectionExists": (_collection_names, "collectionName", True),
+    "assertCollectionNotExists": (_collection_names, "collectionName", False),
+    "assertIndexExists": (_index_names, "indexName", True),
+    "assertIndexNotExists": (_index_names, "indexName", False),
+}
+
+
+def _assert_presence(context: TestContext, operation: Operation) -> None:
+    list_names, key, wanted = _PRESENCE_ASSERTIONS[operation.name]
+    names = list_names(context, operation)
+    name = _argument(operation, key)
+    if (name in names) != wanted:
+        where = f"{_argument(operation, 'databaseName')}.{_argument(operation, 'collectionName')}"
         state = "does not exist" if wanted else "exists"
-        raise TestFailure(f"{operation.label}: {operation.name}: {what} {state} (found {sorted(among)})")
+        raise TestFailure(f"{operation.label}: {operation.name}: {key[:-4]} {name} {state} in {where} "
+                          f"(found {sorted(names)})")
 
 
-@test_runner_operation("assertCollectionExists")
-@test_runner_operation("assertCollectionNotExists")
-def _assert_collection(context: TestContext, operation: Operation) -> None:
-    names = _collection_names(context, operation)
-    name = _argument(operation, "collectionName")
-    what = f"collection {_argument(operation, 'databaseName')}.{name}"
-    _expect_presence(operation, what, name in names, operation.name == "assertCollectionExists", names)
-
-
-@test_runner_operation("assertIndexExists")
-@test_runner_operation("assertIndexNotExists")
-def _assert_index(context: TestContext, operation: Operation) -> None:
-    names = _index_names(context, operation)
-    name = _argument(operation, "indexName")
-    what = f"index {name} on {_argument(operation, 'databaseName')}.{_argument(operation, 'collectionName')}"
-    _expect_presence(operation, what, name in names, operation.name == "assertIndexExists", names)
+for _name in _PRESENCE_ASSERTIONS:
+    test_runner_operation(_name)(_assert_presence)
 
 
 # -- sessions --------------------------------------------------------------------
@@ -134,5 +134,5 @@ def _assert_connections_checked_out(context: TestContext, operation: Operation) 
     client = _argument(operation, "client")
     count = _driver_query(context, operation, "connections_checked_out", client)
     if count != _argument(operation, "connections"):
-        raise TestFailure(f"{operation.label}: {client} has {count} connection(s) checked out, "
+        raise TestFailure(f"{operation.label}: {operation.name}: {client} has {count} connection(s) checked out, "
                           f"expected {operation.arguments['connections']}")
