@@ -113,3 +113,12 @@ def test_the_newest_implemented_version_is_accepted(tmp_path: Path) -> None:
                     '"tests": [{"description": "t", "operations": []}]}')
     (test,) = load_file(spec)
     assert test.load_error is None and test.description == "t"
+
+
+def test_assertions_this_runner_cannot_make_are_an_error_not_a_silent_pass(tmp_path: Path) -> None:
+    spec = tmp_path / "logs.yml"
+    spec.write_text('description: logs\nschemaVersion: "1.13"\ncreateEntities:\n  - client: {id: c0}\n'
+                    'tests:\n  - description: t\n    operations: []\n'
+                    '    expectLogMessages: [{client: c0, messages: []}]\n')
+    (test,) = load_file(spec)
+    assert "$.tests[0]" in test.load_error and "expectLogMessages" in test.load_error

@@ -33,6 +33,10 @@ FORMAT = "unified"
 COMPARATOR = "unified"
 
 
+#: Test keys whose assertions this runner cannot make; a test using one is an ``error``, never a silent pass.
+_UNSUPPORTED_TEST_KEYS = frozenset({"expectLogMessages", "expectTracingMessages"})
+
+
 class UnifiedFormatError(ValueError):
     """A part of a file the loader cannot turn into the model; the message names the key."""
 
@@ -74,6 +78,9 @@ def _file_error(file: str, data: Any, problem: str) -> SpecTest:
 
 def _test(file: str, raw: dict[str, Any], line: int | None, file_requirements: list[Requirement] | None,
           entities: list[EntitySpec], initial_data: list[CollectionData]) -> SpecTest:
+    unchecked = sorted(set(raw) & _UNSUPPORTED_TEST_KEYS)
+    if unchecked:
+        raise UnifiedFormatError(f"{', '.join(unchecked)}: not supported by this runner (it would go unchecked)")
     groups = [g for g in (file_requirements, _requirements(raw.get("runOnRequirements"))) if g is not None]
     operations = [_operation(op, f"operations[{i}]") for i, op in enumerate(raw["operations"])]
     return SpecTest(
