@@ -24,11 +24,17 @@ from __future__ import annotations
 from typing import Any
 
 from faults.network import NetworkFaultError, NetworkFaults, Toxic
-from harness.model import Operation
+from harness.model import TEST_RUNNER, Operation, SpecTest
 from harness.runner import HarnessError, TestContext, test_runner_operation
 
 NO_NETWORK_FAULTS = "network faults need --network-faults / a Toxiproxy server"
+OPERATION_NAMES = ("networkFault", "clearNetworkFaults")
 _FORMS = ("toxic", "proxy", "removeToxic")
+
+
+def uses_network_faults(test: SpecTest) -> bool:
+    """Whether a test schedules network faults: a run without them can skip it with :data:`NO_NETWORK_FAULTS`."""
+    return any(op.object == TEST_RUNNER and op.name in OPERATION_NAMES for op in test.operations)
 
 
 def network_faults_of(context: TestContext, operation: Operation) -> NetworkFaults:

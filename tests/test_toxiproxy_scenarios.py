@@ -14,7 +14,7 @@ import pytest
 import faults.network_ops  # noqa: F401 - registers networkFault / clearNetworkFaults
 from faults.failpoints import FailPointManager, NativeFailPoints
 from faults.network import ToxiproxyUnavailable, find_binary
-from faults.network_ops import NO_NETWORK_FAULTS, clear_after_test
+from faults.network_ops import NO_NETWORK_FAULTS, clear_after_test, uses_network_faults
 from harness.drivers import make_driver
 from harness.loaders import load_file
 from harness.model import TEST_RUNNER, Operation, SpecTest
@@ -52,6 +52,8 @@ def test_there_are_scenarios_and_they_load():
     tests = scenario_tests()
     assert len(SCENARIO_FILES) >= 3 and len(tests) >= 6
     assert [t.test_id for t in tests if t.load_error] == []
+    assert all(uses_network_faults(t) for t in tests)
+    assert not uses_network_faults(SpecTest(file="f.yml", format="unified", description="d", comparator="unified"))
 
 
 @pytest.mark.parametrize("test", scenario_tests(), ids=lambda t: t.test_id)
