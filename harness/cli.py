@@ -46,6 +46,8 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
     run.add_argument("--failpoints", default="auto", choices=list(FAILPOINT_MODES),
                      help="native: configureFailPoint on the target; emulated: a wire proxy in front of it "
                           "fails commands itself; auto (default): native when the target accepts it")
+    run.add_argument("--network-faults", action="store_true",
+                     help="run drivers through a Toxiproxy server so scenarios can inject network faults")
     run.add_argument("--timeout", type=float, default=30.0, help="per-test timeout in seconds (default 30)")
     run.add_argument("--iteration-timeout", type=float, default=10.0,
                      help="how long to wait for one change-stream document (default 10)")
@@ -80,7 +82,7 @@ def command_run(args: argparse.Namespace) -> int:
         tests = [t for t in tests if args.keyword in t.test_id]
     options = RunOptions(
         target=args.target, driver=args.driver, results=args.results, expected=args.expected,
-        failpoints=args.failpoints,
+        failpoints=args.failpoints, network_faults=args.network_faults,
         settings=RunSettings(test_timeout_s=args.timeout, iteration_timeout_s=args.iteration_timeout),
     )
     try:

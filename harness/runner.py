@@ -108,12 +108,18 @@ class SpecRunner:
         self.settings = settings or RunSettings()
         #: Where clients under test connect (a proxy in front of the target, or the target itself).
         self.driver_uri = driver_uri or target.uri
+        #: Network faults (a ``faults.network.NetworkFaults``) when the run has a Toxiproxy in the path.
+        self.network_faults: Any = None
+        #: Extra reasons to skip a test on this run (e.g. it needs network faults the run lacks).
+        self.skip_rules: list[Callable[[SpecTest], str | None]] = []
+        #: Clean-ups run after every test besides turning fail points off; each returns its problems.
+        self.teardown_hooks: list[Callable[[], list[str]]] = []
 
     # -- public ---------------------------------------------------------------
     def run(self, test: SpecTest) -> Verdict:
         if test.load_error:
             return Verdict(ERROR, test.load_error)
-        reason = skip_reason(test, self.target)
+        reason = skip_reason(test, self.target) or next(filter(None, (rule(test) for rule in self.skip_rules)), None)
         if reason:
             return Verdict(SKIPPED, reason)
         context = TestContext(self, test)
@@ -154,7 +160,14 @@ class SpecRunner:
     def _teardown(self, context: TestContext) -> list[str]:
         if context.session is not None:
             context.session.close()
-        return self.failpoints.disarm_all()
+        return self.cleanup()
+
+    def cleanup(self) -> list[str]:
+        """Leave the target as a test found it: fail points off, network faults gone (checked)."""
+        problems = self.failpoints.disarm_all()
+        for hook in self.teardown_hooks:
+            problems.extend(hook())
+        return problems
 
     def _body(self, context: TestContext) -> None:
         test = context.test

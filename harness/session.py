@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from faults.failpoints import EmulatedFailPoints, FailPointBackend, FailPointManager, NativeFailPoints
+from faults.network_ops import clear_after_test, uses_network_faults
 from harness.drivers import DriverAdapter, make_driver
 from harness.expectations import Classification, Expectations
 from harness.model import SpecTest
@@ -35,6 +36,8 @@ class RunOptions:
     results: Path | None = None
     expected: str | None = "auto"
     failpoints: str = "auto"
+    #: Put a Toxiproxy server between the drivers under test and the target (scenario ``networkFault``).
+    network_faults: bool = False
     settings: RunSettings = field(default_factory=RunSettings)
 
 
@@ -75,6 +78,10 @@ class HarnessRun:
         self.options = options
         self.run_id = new_run_id()
         self.target: Target = make_target(options.target)
+        if options.network_faults:
+            from faults.network.target import ThroughToxiproxy
+
+            self.target = ThroughToxiproxy(self.target)
         self.driver: DriverAdapter = make_driver(options.driver)
         self.store = ResultsStore(options.results)
         self.expectations = Expectations.empty()
@@ -96,6 +103,7 @@ class HarnessRun:
             self.failpoints = FailPointManager(backend)
             self.runner = SpecRunner(self.target, self.driver, self.failpoints, self.options.settings,
                                      driver_uri=self.driver_uri)
+            self._attach_network_faults(self.runner)
             self.expectations = self._load_expectations()
         except BaseException:
             self.__exit__(None, None, None)
@@ -108,6 +116,16 @@ class HarnessRun:
             extra={"expectations_file": self.expectations.source},
         )
         return self
+
+    def _attach_network_faults(self, runner: SpecRunner) -> None:
+        faults = getattr(self.target, "faults", None)
+        if faults is None:
+            runner.skip_rules.append(
+                lambda test: "uses networkFault; run with --network-faults (a Toxiproxy server in the path)"
+                if uses_network_faults(test) else None)
+            return
+        runner.network_faults = faults
+        runner.teardown_hooks.append(lambda: clear_after_test(faults))
 
     def _fail_point_backend(self) -> FailPointBackend:
         """Native ``configureFailPoint``, or the wire proxy's emulation (``auto``: native when accepted)."""
@@ -176,8 +194,8 @@ def _run_check(run: HarnessRun, check: Check) -> Verdict:
         except Exception as exc:  # noqa: BLE001 - a broken check is an error result, not a crashed run
             verdict = Verdict("error", f"internal error {type(exc).__name__}: {exc}")
     finally:
-        if run.failpoints is not None:
-            problems = run.failpoints.disarm_all()
+        if run.runner is not None:
+            problems = run.runner.cleanup()
     if problems:
         return Verdict("error", "; ".join(problems), verdict.mismatches)
     return verdict

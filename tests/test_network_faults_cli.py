@@ -1,0 +1,31 @@
+"""``harness run --network-faults``: scenario files inject faults through a real Toxiproxy."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from faults.network.server import find_binary
+from tests.conftest import REPO
+from tests.test_cli import harness
+
+SCENARIOS = REPO / "specs" / "scenarios"
+
+
+def test_scenarios_are_skipped_with_the_reason_without_network_faults(tmp_path):
+    done = harness("run", "--specs", str(SCENARIOS), cwd=tmp_path)
+    assert done.returncode == 0, done.stdout
+    assert "uses networkFault; run with --network-faults" in done.stdout
+
+
+def test_scenarios_run_through_toxiproxy_with_network_faults(tmp_path):
+    try:
+        find_binary()
+    except Exception as exc:  # noqa: BLE001 - any "not found" means: cannot run here
+        pytest.skip(f"no toxiproxy-server: {exc}")
+    results = tmp_path / "out.jsonl"
+    done = harness("run", "--specs", str(SCENARIOS), "--network-faults", "--results", str(results), cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    records = [json.loads(line) for line in results.read_text().splitlines()]
+    assert len(records) >= 6 and {r["outcome"] for r in records} == {"passed"}
