@@ -46,10 +46,11 @@ def test_skips_are_only_for_version_or_topology(corpus_results):
 
 @pytest.fixture(scope="module")
 def emulated_results():
-    """The fail-point tests again, on a SecantusDB that refuses configureFailPoint (auto -> emulated)."""
+    """The fail-point tests again, on a SecantusDB daemon without test commands (auto -> emulated)."""
     require_shared_specs()
     tests = [t for t in load_paths([LEGACY_DIR]) if t.uses_failpoints]
-    with HarnessRun(RunOptions(target="embedded-no-test-commands", expected="none", failpoints="auto")) as run:
+    with HarnessRun(RunOptions(target="secantusdb-daemon", expected="none", failpoints="auto")) as run:
+        assert run.target.info.details["test_commands"] is False
         assert run.provenance.failpoints == "emulated"
         return [run.run_test(test) for test in tests]
 

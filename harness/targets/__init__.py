@@ -2,6 +2,7 @@
 
 ``embedded``            SecantusDB in-process, in-memory (the default)
 ``embedded-no-test-commands``  the same, refusing ``configureFailPoint`` (fail points are emulated)
+``secantusdb-daemon[=test-commands]``  SecantusDB as a separate process, test commands off by default
 ``uri=<connection>``    any running deployment
 ``testcontainers[=image]``  a real mongod replica set in Docker (needs a Docker engine)
 """
@@ -28,6 +29,15 @@ def _embedded_without_test_commands(argument: str | None) -> Target:
     return EmbeddedSecantus(storage_path=argument or ":memory:", enable_test_commands=False)
 
 
+def _daemon(argument: str | None) -> Target:
+    """``secantusdb-daemon`` (test commands off) or ``secantusdb-daemon=test-commands``."""
+    from harness.targets.daemon import SecantusDaemon
+
+    if argument not in (None, "test-commands"):
+        raise TargetUnavailable(f"secantusdb-daemon takes no argument or 'test-commands', got {argument!r}")
+    return SecantusDaemon(test_commands=argument == "test-commands")
+
+
 def _uri(argument: str | None) -> Target:
     from harness.targets.uri import UriTarget
 
@@ -45,6 +55,7 @@ def _testcontainers(argument: str | None) -> Target:
 TARGETS: dict[str, Callable[[str | None], Target]] = {
     "embedded": _embedded,
     "embedded-no-test-commands": _embedded_without_test_commands,
+    "secantusdb-daemon": _daemon,
     "uri": _uri,
     "testcontainers": _testcontainers,
 }
