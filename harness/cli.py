@@ -29,7 +29,22 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser("run", help="run spec tests against a target")
     add_run_arguments(run)
+    campaign = commands.add_parser("campaign", help="a seeded fault campaign: exactly-once delivery under faults")
+    add_campaign_arguments(campaign)
     return parser
+
+
+def add_campaign_arguments(campaign: argparse.ArgumentParser) -> None:
+    from faults.campaign.schedule import KINDS
+
+    campaign.add_argument("--events", type=int, default=10_000, help="documents the writer inserts (default 10000)")
+    campaign.add_argument("--faults", type=int, default=50, help="faults in the schedule (default 50)")
+    campaign.add_argument("--seed", type=int, default=42, help="the schedule's seed; the same seed replays it")
+    campaign.add_argument("--kinds", default=",".join(KINDS),
+                          help=f"comma-separated fault kinds (default all: {','.join(KINDS)})")
+    campaign.add_argument("--driver", default="pymongo", choices=sorted(DRIVERS), help="driver under test")
+    campaign.add_argument("--results", type=Path, help="append the campaign's JSON record to this file")
+    campaign.add_argument("-q", "--quiet", action="store_true", help="no per-fault lines, only the summary")
 
 
 def add_run_arguments(run: argparse.ArgumentParser) -> None:
@@ -98,7 +113,24 @@ def command_run(args: argparse.Namespace) -> int:
         return 2
 
 
-COMMANDS = {"run": command_run}
+def command_campaign(args: argparse.Namespace) -> int:
+    from faults.campaign.campaign import CampaignOptions, run_campaign
+    from faults.campaign.report import print_summary
+
+    options = CampaignOptions(events=args.events, faults=args.faults, seed=args.seed,
+                              kinds=tuple(k.strip() for k in args.kinds.split(",") if k.strip()),
+                              driver=args.driver, results=args.results,
+                              progress=(lambda line: None) if args.quiet else (lambda line: print(line, flush=True)))
+    try:
+        result = run_campaign(options)
+    except (TargetUnavailable, ValueError) as exc:
+        print(f"harness campaign: {exc}", file=sys.stderr)
+        return 2
+    print_summary(result)
+    return 0 if result.outcome == "passed" else 1
+
+
+COMMANDS = {"run": command_run, "campaign": command_campaign}
 
 
 def main(argv: list[str] | None = None) -> int:

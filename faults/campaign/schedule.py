@@ -22,7 +22,9 @@ RESUMABLE_CODES = (6, 7, 89, 91, 189, 262, 9001, 10107, 11600, 11602, 13435, 134
 #: resume fails on server selection; and pymongo turns them into a ConnectionFailure and resumes even
 #: without the label. Both are SDAM behaviour, not change-stream resumability: left out of the draws.
 STATE_CHANGE_CODES = (91, 189, 10107, 11600, 11602, 13435, 13436)
-DRAWN_CODES = tuple(c for c in RESUMABLE_CODES if c not in STATE_CHANGE_CODES)
+#: StaleConfig cannot be injected bare: the server answers 40671 "Missing required extra info".
+NOT_INJECTABLE_CODES = (13388,)
+DRAWN_CODES = tuple(c for c in RESUMABLE_CODES if c not in STATE_CHANGE_CODES + NOT_INJECTABLE_CODES)
 CURSOR_NOT_FOUND = 43
 #: ``ChangeStreamFatalError``: never resumable; servers label it ``NonResumableChangeStreamError``.
 NON_RESUMABLE_CODE = 280
