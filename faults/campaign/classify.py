@@ -86,7 +86,7 @@ def classify(*, code: int | None, labels: Sequence[str], message: str, is_client
         return Verdict(True, "the aggregate opening the stream failed (never resumable); the application retried")
     if not resumable(code, labels, is_client_error):
         if injected is not None:
-            return Verdict(True, f"non-resumable error injected by fault {injected.describe()}")
+            return Verdict(True, f"non-resumable error the campaign injected (fault {injected.describe()})")
         return Verdict(False, f"non-resumable server error (code {code}) the campaign did not inject")
     failed = [i for i, e in enumerate(window) if e.kind == "commandFailedEvent" and e.command_name == "getMore"]
     if not failed:

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, TextIO
 import sys
+from typing import Any, TextIO
 
 
 def print_summary(result: Any, out: TextIO = sys.stdout) -> None:
     kinds = Counter(a.fault.kind for a in result.applied)
-    allowed = Counter(e.reason for e in result.errors if e.allowed)
+    allowed = Counter(e.reason.split(" (fault ")[0] for e in result.errors if e.allowed)
     print(f"\ncampaign seed={result.seed}: {result.outcome.upper()} in {result.duration_s:.1f}s", file=out)
     print(f"  events received   {result.received}", file=out)
     print(f"  faults injected   {len(result.applied)}  ({', '.join(f'{k} {n}' for k, n in sorted(kinds.items()))})",
