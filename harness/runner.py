@@ -18,18 +18,23 @@ gives an ``error`` verdict and the run goes on.
 
 from __future__ import annotations
 
+import contextlib
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from pymongo import ReadPreference
+from bson import json_util
+from bson.json_util import CANONICAL_JSON_OPTIONS
 from pymongo.errors import PyMongoError
+from pymongo.write_concern import WriteConcern
 from pymongo.read_concern import ReadConcern
 
 from faults.failpoints import FailPointError, FailPointManager
 from harness.drivers.base import DriverAdapter, DriverSession, UnsupportedOperation
-from harness.matching import Mismatch, show
+from harness.matching import Mismatch, UnsupportedAssertion, show
 from harness.matching.table import comparator_for
 from harness.model import NOT_GIVEN, TEST_RUNNER, CollectionData, EventExpectation, Operation, SpecTest
 from harness.observations import DriverOperationError, ErrorInfo, NoChangeWithin
@@ -37,6 +42,7 @@ from harness.requirements import skip_reason
 from harness.targets.base import Target
 
 PASSED, FAILED, SKIPPED, ERROR = "passed", "failed", "skipped", "error"
+MAJORITY = WriteConcern("majority")
 
 
 @dataclass
@@ -72,6 +78,22 @@ class TestContext:
         self.test = test
         self.session: DriverSession | None = None
         self.current = "set-up"
+        #: Serialises teardown against the runner's own operations: once a test is torn
+        #: down (by its worker, or by the main thread after a timeout), a worker that is
+        #: still running can neither arm a fault nor clean up a later test's faults.
+        self.lock = threading.Lock()
+        self.torn_down = False
+
+    def check_alive(self) -> None:
+        if self.torn_down:
+            raise HarnessError("the test was torn down (timed out) before this step")
+
+    @contextlib.contextmanager
+    def guarded(self) -> Iterator[None]:
+        """For steps that change the target (arming a fault): never after teardown, never during it."""
+        with self.lock:
+            self.check_alive()
+            yield
 
 
 TestRunnerOperation = Callable[[TestContext, Operation], Any]
@@ -86,13 +108,23 @@ def test_runner_operation(name: str) -> Callable[[TestRunnerOperation], TestRunn
     return register
 
 
+@test_runner_operation("wait")
+def _wait(context: TestContext, operation: Operation) -> None:
+    """The unified format's ``wait``: sleep ``ms`` milliseconds (no lock held: teardown may happen meanwhile)."""
+    milliseconds = operation.arguments.get("ms")
+    if not isinstance(milliseconds, (int, float)) or milliseconds < 0:
+        raise HarnessError(f"{operation.label}: wait needs a non-negative 'ms', got {milliseconds!r}")
+    time.sleep(milliseconds / 1000)
+
+
 @test_runner_operation("failPoint")
 def _fail_point(context: TestContext, operation: Operation) -> None:
     command = operation.arguments.get("failPoint")
     if not isinstance(command, dict):
         raise HarnessError(f"{operation.label}: failPoint needs a 'failPoint' document")
     try:
-        context.runner.failpoints.arm(command)
+        with context.guarded():  # a torn-down test must not arm a point the next test would inherit
+            context.runner.failpoints.arm(command)
     except FailPointError as exc:
         raise HarnessError(f"{operation.label}: {exc}") from exc
 
@@ -123,28 +155,12 @@ class SpecRunner:
         if reason:
             return Verdict(SKIPPED, reason)
         context = TestContext(self, test)
-        outcome: list[Verdict] = []
-        worker = threading.Thread(target=lambda: outcome.append(self._guarded(context)), daemon=True,
-                                  name=f"test:{test.description[:40]}")
-        worker.start()
-        try:
-            worker.join(self.settings.test_timeout_s)
-        except BaseException:  # Ctrl-C while a test runs: leave the target clean, then stop
-            self._teardown(context)
-            raise
-        if worker.is_alive():
-            self._teardown(context)  # unblocks the worker's sockets and turns fail points off
-            return Verdict(ERROR, f"timed out after {self.settings.test_timeout_s:g}s during {context.current}"
-                                  " (the target or driver stopped answering)")
-        return outcome[0]
+        return run_with_deadline(lambda: self._guarded(context), lambda: self._teardown(context),
+                                 self.settings.test_timeout_s, lambda: context.current)
 
-    # -- body -----------------------------------------------------------------
     def _guarded(self, context: TestContext) -> Verdict:
         verdict = self._verdict(context)
-        problems = self._teardown(context)
-        if problems:  # a fail point left on would taint every later test
-            return Verdict(ERROR, "; ".join(problems), verdict.mismatches)
-        return verdict
+        return with_cleanup_problems(verdict, self._teardown(context))
 
     def _verdict(self, context: TestContext) -> Verdict:
         try:
@@ -152,28 +168,43 @@ class SpecRunner:
             return Verdict(PASSED)
         except TestFailure as exc:
             return Verdict(FAILED, str(exc), [str(m) for m in exc.mismatches])
-        except (HarnessError, UnsupportedOperation) as exc:
+        except (HarnessError, UnsupportedOperation, UnsupportedAssertion) as exc:
             return Verdict(ERROR, f"{context.current}: {exc}")
         except Exception as exc:  # noqa: BLE001 - a harness defect is reported, not raised
             return Verdict(ERROR, f"{context.current}: internal error {type(exc).__name__}: {exc}")
 
     def _teardown(self, context: TestContext) -> list[str]:
-        if context.session is not None:
-            context.session.close()
-        return self.cleanup()
+        """Close the test's clients and clean the target, once, whoever gets here first."""
+        with context.lock:
+            if context.torn_down:
+                return []
+            context.torn_down = True
+            problems: list[str] = []
+            if context.session is not None:
+                try:
+                    context.session.close()
+                except Exception as exc:  # noqa: BLE001 - teardown reports, never raises
+                    problems.append(f"closing the test's clients failed: {exc}")
+            return problems + self.cleanup()
 
     def cleanup(self) -> list[str]:
         """Leave the target as a test found it: fail points off, network faults gone (checked)."""
-        problems = self.failpoints.disarm_all()
-        for hook in self.teardown_hooks:
-            problems.extend(hook())
+        problems = []
+        for step in (self.failpoints.disarm_all, *self.teardown_hooks):
+            try:
+                problems.extend(step())
+            except Exception as exc:  # noqa: BLE001 - every clean-up step gets its turn
+                problems.append(f"clean-up step {getattr(step, '__name__', step)!r} failed: {exc}")
         return problems
 
     def _body(self, context: TestContext) -> None:
         test = context.test
         self._prepare_data(context)
         context.current = "creating entities"
-        context.session = self.driver.open_session(self.driver_uri, iteration_timeout_s=self.settings.iteration_timeout_s)
+        with context.lock:  # a session opened after a timeout's teardown would never be closed
+            context.check_alive()
+            context.session = self.driver.open_session(self.driver_uri,
+                                                       iteration_timeout_s=self.settings.iteration_timeout_s)
         for entity in test.entities:
             try:
                 context.session.create_entity(entity)
@@ -201,9 +232,12 @@ class SpecRunner:
         assert admin is not None
         try:
             for name in context.test.reset_databases:
+                context.check_alive()
                 admin.drop_database(name)
             for data in context.test.initial_data:
-                database = admin.get_database(data.database)
+                context.check_alive()
+                # The specs: set-up goes through the internal client with majority write concern.
+                database = admin.get_database(data.database, write_concern=MAJORITY)
                 database.drop_collection(data.collection)
                 database.create_collection(data.collection, **data.create_options)
                 if data.documents:
@@ -253,7 +287,9 @@ class SpecRunner:
             implementation = TEST_RUNNER_OPERATIONS.get(operation.name)
             if implementation is None:
                 raise HarnessError(f"unknown test runner operation {operation.name!r}")
+            context.check_alive()
             return implementation(context, operation)
+        context.check_alive()
         assert context.session is not None
         return context.session.run(operation)
 
@@ -267,7 +303,7 @@ class SpecRunner:
             actual = list(collection.find({}, sort=[("_id", 1)]))
         except PyMongoError as exc:
             raise HarnessError(f"could not read {namespace} to check its contents: {exc}") from exc
-        if actual != expected.documents:
+        if [_exact(d) for d in actual] != [_exact(d) for d in expected.documents]:
             mismatch = Mismatch(f"outcome {namespace}", expected.documents, actual, "collection contents differ")
             raise TestFailure(_describe(f"outcome: {namespace} does not hold the expected documents", [mismatch]),
                               [mismatch])
@@ -296,6 +332,55 @@ class SpecRunner:
             extra = observed[len(expectation.events):]
             raise TestFailure(f"{label}: {len(extra)} unexpected extra event(s) after the expected "
                               f"{len(expectation.events)}: {_event_list(extra)}")
+
+
+def _exact(document: Any) -> str:
+    """A document for exact comparison: BSON types kept (1, 1.0, true and Int64(1) differ), key order aside."""
+    return json_util.dumps(document, json_options=CANONICAL_JSON_OPTIONS, sort_keys=True)
+
+
+def run_with_deadline(body: Callable[[], Verdict], teardown: Callable[[], list[str]], timeout_s: float,
+                      where: Callable[[], str]) -> Verdict:
+    """Run ``body`` in a worker thread; past ``timeout_s``, tear down from here and give ``error``.
+
+    The worker may still be blocked in the target; ``teardown`` closes its
+    clients (which unblocks it) and is idempotent, so the worker's own
+    teardown, when it finally gets there, does nothing.
+    """
+    outcome: list[Verdict] = []
+    crashed: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            outcome.append(body())
+        except BaseException as exc:  # noqa: BLE001 - reported as the test's error below
+            crashed.append(exc)
+
+    worker = threading.Thread(target=work, daemon=True, name="harness-test")
+    worker.start()
+    try:
+        worker.join(timeout_s)
+    except BaseException:  # Ctrl-C while a test runs: leave the target clean, then stop
+        teardown()
+        raise
+    if worker.is_alive():
+        at = where()
+        problems = teardown()
+        return with_cleanup_problems(Verdict(ERROR, f"timed out after {timeout_s:g}s during {at} "
+                                                    "(the target or driver stopped answering)"), problems)
+    if crashed or not outcome:
+        problems = teardown()
+        error = crashed[0] if crashed else RuntimeError("no verdict")
+        return with_cleanup_problems(Verdict(ERROR, f"internal error {type(error).__name__}: {error}"), problems)
+    return outcome[0]
+
+
+def with_cleanup_problems(verdict: Verdict, problems: list[str]) -> Verdict:
+    """A dirty target taints later tests, so clean-up problems make the verdict an error (keeping its story)."""
+    if not problems:
+        return verdict
+    story = f"\n  (the test itself: {verdict.outcome}: {verdict.message})" if verdict.message or verdict.outcome != PASSED else ""
+    return Verdict(ERROR, "clean-up failed: " + "; ".join(problems) + story, verdict.mismatches)
 
 
 def _describe(headline: str, mismatches: list[Mismatch], error: ErrorInfo | None = None) -> str:

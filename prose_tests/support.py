@@ -26,7 +26,7 @@ from harness.matching import show
 from harness.model import EntitySpec, Operation, Requirement
 from harness.observations import DriverOperationError, ErrorInfo, NoChangeWithin, ObservedEvent
 from harness.requirements import unmet
-from harness.runner import ERROR, FAILED, PASSED, SKIPPED, HarnessError, TestFailure, Verdict
+from harness.runner import ERROR, FAILED, PASSED, SKIPPED, HarnessError, TestFailure, Verdict, run_with_deadline
 from prose_tests import observed
 
 DATABASE = "prose_change_streams"
@@ -98,6 +98,17 @@ class ProseContext:
         self.collection_name = "prose_" + test.short_id.replace("-", "_")
         self.app_name = f"prose-{test.short_id}"[:40]
         self.current = "set-up"
+        #: As for spec tests: once torn down (a timeout), a still-running check arms nothing.
+        self.lock = threading.Lock()
+        self.torn_down = False
+
+    def teardown(self) -> list[str]:
+        """Close the check's clients, once; the session turns its fail points off afterwards."""
+        with self.lock:
+            if not self.torn_down:
+                self.torn_down = True
+                self.session.close()
+        return []
 
     # -- set-up through the harness's own client: never observed ------------------------
     @property
@@ -190,7 +201,10 @@ class ProseContext:
         command = {"configureFailPoint": "failCommand", "mode": {"times": times},
                    "data": {"failCommands": commands, "appName": self.app_name, **data}}
         try:
-            self.run.failpoints.arm(command)
+            with self.lock:
+                if self.torn_down:
+                    raise HarnessError("the check was torn down (timed out) before arming its fail point")
+                self.run.failpoints.arm(command)
         except FailPointError as exc:
             raise CheckSkipped(f"needs fail points, and the target refused one: {exc}") from exc
 
@@ -208,16 +222,13 @@ def judge(test: ProseTest, run: Any) -> Verdict:
     settings = run.options.settings
     session = run.driver.open_session(run.driver_uri, iteration_timeout_s=settings.iteration_timeout_s)
     context = ProseContext(run, test, session)
-    outcome: list[Verdict] = []
-    worker = threading.Thread(target=lambda: outcome.append(_attempt(context)), daemon=True,
-                              name=f"prose:{test.short_id}")
-    worker.start()
-    worker.join(settings.test_timeout_s)
-    session.close()  # also unblocks a worker stuck on a socket
-    if worker.is_alive() or not outcome:
-        return Verdict(ERROR, f"timed out after {settings.test_timeout_s:g}s during {context.current}"
-                              " (the target or driver stopped answering)")
-    return outcome[0]
+
+    def body() -> Verdict:
+        verdict = _attempt(context)
+        context.teardown()
+        return verdict
+
+    return run_with_deadline(body, context.teardown, settings.test_timeout_s, lambda: context.current)
 
 
 def _attempt(context: ProseContext) -> Verdict:

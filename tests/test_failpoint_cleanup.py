@@ -107,3 +107,60 @@ def test_a_refused_fail_point_is_not_left_on_the_books():
         manager.arm({"configureFailPoint": "failCommand", "mode": "alwaysOn"})
     assert manager.armed == []  # refused, so never armed: nothing to turn off later
     assert manager.disarm_all() == [] and backend.disarmed == []
+
+
+def _unified_shaped(operations):
+    from harness.model import EntitySpec, SpecTest
+
+    return SpecTest(file="selftest.yml", format="unified", description="late arming", comparator="unified",
+                    entities=[EntitySpec("client", "client0", {})], operations=operations)
+
+
+def test_a_timed_out_test_never_touches_the_next_tests_fail_points(embedded_run):
+    """The worker of a timed-out test wakes up later: it must neither arm nor turn off anything."""
+    import time
+
+    from harness.model import TEST_RUNNER, Operation
+
+    late = {"configureFailPoint": "failCommand", "mode": "alwaysOn",
+            "data": {"failCommands": ["insert"], "errorCode": 2}}
+    test = _unified_shaped([
+        Operation("wait", TEST_RUNNER, {"ms": 2500}, label="operations[0]"),
+        Operation("failPoint", TEST_RUNNER, {"client": "client0", "failPoint": late}, label="operations[1]"),
+    ])
+    settings = embedded_run.runner.settings
+    saved, settings.test_timeout_s = settings.test_timeout_s, 0.5
+    try:
+        verdict = embedded_run.runner.run(test)
+    finally:
+        settings.test_timeout_s = saved
+    assert verdict.outcome == "error" and "timed out after 0.5s during operations[0]" in verdict.message
+
+    # The next test arms its own point while the stale worker sleeps ...
+    next_tests_point = {"configureFailPoint": "failCommand", "mode": "alwaysOn",
+                        "data": {"failCommands": ["find"], "errorCode": 2}}
+    embedded_run.failpoints.arm(next_tests_point)
+    time.sleep(3)  # ... the stale worker wakes, is refused at operations[1], and its teardown does nothing
+    try:
+        assert embedded_run.failpoints.armed == ["failCommand"]
+        assert embedded_run.failpoints.history[-1] == next_tests_point  # the late point was never sent
+        _assert_inserts_work(embedded_run)  # the late insert fail point is not armed on the server
+        with pytest.raises(OperationFailure):
+            embedded_run.target.admin["harness-selftest"]["probe"].find_one()  # the next test's point is
+    finally:
+        assert embedded_run.failpoints.disarm_all() == []
+
+
+def test_a_teardown_step_that_raises_is_an_error_result_not_a_crash(embedded_run):
+    from harness.model import TEST_RUNNER, Operation
+
+    def broken_hook():
+        raise RuntimeError("toxiproxy went away")
+
+    embedded_run.runner.teardown_hooks.append(broken_hook)
+    try:
+        verdict = embedded_run.runner.run(_unified_shaped([Operation("wait", TEST_RUNNER, {"ms": 1})]))
+    finally:
+        embedded_run.runner.teardown_hooks.remove(broken_hook)
+    assert verdict.outcome == "error"
+    assert "clean-up failed" in verdict.message and "toxiproxy went away" in verdict.message

@@ -32,6 +32,10 @@ def show(value: Any, limit: int = 300) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+class UnsupportedAssertion(Exception):
+    """The test asks for a check this runner cannot make: an ``error`` verdict, never a target failure."""
+
+
 @dataclass(frozen=True)
 class Mismatch:
     """Where expected and actual part ways, and how."""

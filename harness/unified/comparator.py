@@ -14,7 +14,7 @@ from typing import Any
 from bson.objectid import ObjectId
 
 from harness.apm import CMAP_EVENTS
-from harness.matching import MISSING, Mismatch, child_path
+from harness.matching import MISSING, Mismatch, UnsupportedAssertion, child_path
 from harness.observations import ErrorInfo, ObservedEvent
 from harness.unified.matching import Matcher
 
@@ -142,9 +142,8 @@ def _apply(table: dict[str, Callable[..., list[Mismatch]]], matcher: Matcher, ex
         assertion = table.get(key)
         where = child_path(path, key)
         if assertion is None:
-            found.append(Mismatch(where, want, MISSING, f"{what} assertion {key!r} is not supported by this runner"))
-        else:
-            found.extend(assertion(matcher, want, actual, where))
+            raise UnsupportedAssertion(f"{where}: {what} assertion {key!r} is not supported by this runner")
+        found.extend(assertion(matcher, want, actual, where))
     return found
 
 
@@ -164,5 +163,5 @@ class UnifiedComparator:
                                                       f" for {actual.command_name}")]
         table = EVENT_ASSERTIONS.get(kind)
         if table is None:
-            return [Mismatch(path, kind, actual.kind, f"event type {kind!r} is not supported by this runner")]
+            raise UnsupportedAssertion(f"{path}: event type {kind!r} is not supported by this runner")
         return _apply(table, Matcher(context), body, actual, child_path(path, kind), "event")

@@ -38,7 +38,7 @@ from bson.objectid import ObjectId
 from bson.regex import Regex
 from bson.timestamp import Timestamp
 
-from harness.matching import MISSING, Mismatch, child_path, show
+from harness.matching import MISSING, Mismatch, UnsupportedAssertion, child_path, show
 from harness.observations import CursorDocuments
 
 Operator = Callable[["Matcher", Any, Any, str, bool], list[Mismatch]]
@@ -109,7 +109,7 @@ class Matcher:
             name, operand = special
             implementation = OPERATORS.get(name)
             if implementation is None:
-                return [Mismatch(path, expected, actual, f"unknown special operator {name}")]
+                raise UnsupportedAssertion(f"{path}: unknown special operator {name}")
             return implementation(self, operand, actual, path, root)
         if actual is MISSING:
             return [Mismatch(path, expected, actual, "key is missing")]

@@ -6,24 +6,26 @@ from typing import Any
 
 import pymongo
 from pymongo import MongoClient
+from pymongo.server_api import ServerApi
 from pymongo.change_stream import ChangeStream
 from pymongo.client_session import ClientSession
 from pymongo.command_cursor import CommandCursor
 from pymongo.cursor import Cursor
-from pymongo.uri_parser import parse_uri
 
 from harness.apm import ALL_COMMAND_EVENTS, CMAP_EVENTS, CommandRecorder, PoolRecorder
 from harness.drivers.base import UnsupportedOperation
-from harness.drivers.pymongo.errors import DRIVER_EXCEPTIONS, error_info
+from harness.drivers.pymongo.errors import DRIVER_EXCEPTIONS, error_info, raised_by_driver
 from harness.drivers.pymongo.operations import OPERATIONS
 from harness.drivers.pymongo.spec_options import collection_options
 from harness.model import EntitySpec, Operation
+from harness.targets.base import single_host_uri
 from harness.observations import DriverOperationError, ObservedEvent
 
+#: Client entity options this adapter implements; any other is refused by name rather than
+#: ignored (ignoring, say, ``awaitMinPoolSizeMS`` would silently change what a test observes).
 _CLIENT_KEYS = {
     "id", "uriOptions", "useMultipleMongoses", "observeEvents", "ignoreCommandMonitoringEvents",
-    "observeSensitiveCommands", "storeEventsAsEntities", "serverApi", "observeLogMessages",
-    "observeTracingMessages", "awaitMinPoolSizeMS", "autoEncryptOpts",
+    "observeSensitiveCommands", "serverApi",
 }
 
 
@@ -51,6 +53,8 @@ class PyMongoSession:
 
     # -- entities --------------------------------------------------------
     def create_entity(self, spec: EntitySpec) -> None:
+        if self._closed:  # the test was torn down (timeout): a new client would leak
+            raise UnsupportedOperation(f"cannot create {spec.id!r}: the test's session is closed")
         if spec.id in self._entities:
             raise UnsupportedOperation(f"entity {spec.id!r} is defined twice")
         factory = _ENTITY_FACTORIES.get(spec.kind)
@@ -79,6 +83,10 @@ class PyMongoSession:
         # The driver's own defaults: the specs' procedures create plain clients, and
         # the runner's per-test deadline, not client options, bounds a hung target.
         options = dict(spec.options.get("uriOptions", {}))
+        if "serverApi" in spec.options:
+            api = spec.options["serverApi"]
+            options["server_api"] = ServerApi(api["version"], strict=api.get("strict"),
+                                              deprecation_errors=api.get("deprecationErrors"))
         recorder = CommandRecorder(
             observe=[e for e in spec.options.get("observeEvents", []) if e in ALL_COMMAND_EVENTS],
             ignore_commands=spec.options.get("ignoreCommandMonitoringEvents", []),
@@ -87,10 +95,12 @@ class PyMongoSession:
         pool = PoolRecorder(observe=[e for e in spec.options.get("observeEvents", []) if e in CMAP_EVENTS.values()])
         uri = self.uri
         if spec.options.get("useMultipleMongoses") is False:
-            uri = _single_host(uri)
+            uri = single_host_uri(uri)
         try:
             client = MongoClient(uri, event_listeners=[recorder, pool], **options)
         except DRIVER_EXCEPTIONS as exc:
+            if not raised_by_driver(exc):
+                raise
             raise DriverOperationError(error_info(exc)) from exc
         self._clients.append(client)
         self._recorders[spec.id] = recorder
@@ -152,6 +162,9 @@ class PyMongoSession:
         try:
             return implementation(self, target, dict(operation.arguments))
         except DRIVER_EXCEPTIONS as exc:
+            if not raised_by_driver(exc):
+                raise UnsupportedOperation(f"{operation.name}: the adapter called pymongo wrongly: "
+                                           f"{type(exc).__name__}: {exc}") from exc
             raise DriverOperationError(error_info(exc)) from exc
 
     def events(self, client_id: str, event_type: str = "command") -> list[ObservedEvent]:
@@ -196,21 +209,6 @@ _ENTITY_FACTORIES = {
 #: pymongo's transaction state names -> the spec's (``assertSessionTransactionState``).
 _TRANSACTION_STATES = {"none": "none", "starting": "starting", "in_progress": "in_progress",
                        "committed": "committed", "committed_empty": "committed", "aborted": "aborted"}
-
-
-def _single_host(uri: str) -> str:
-    """The URI cut down to its first host (a test that must talk to one mongos)."""
-    parsed = parse_uri(uri)
-    nodes = parsed.get("nodelist") or []
-    if len(nodes) <= 1 or uri.startswith("mongodb+srv://"):
-        return uri
-    scheme, rest = uri.split("://", 1)
-    hosts_and_rest = rest.split("/", 1)
-    auth, _, hosts = hosts_and_rest[0].rpartition("@")
-    first = hosts.split(",")[0]
-    prefix = f"{auth}@" if auth else ""
-    tail = "/" + hosts_and_rest[1] if len(hosts_and_rest) > 1 else "/"
-    return f"{scheme}://{prefix}{first}{tail}"
 
 
 def _quietly(action: Any) -> None:

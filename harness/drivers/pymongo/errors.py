@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from bson.errors import BSONError
 from pymongo import errors
 
@@ -19,8 +21,26 @@ def bulk_write_result(raw: dict) -> dict:
         "upsertedIds": {str(u["index"]): u["_id"] for u in raw.get("upserted", [])},
     }
 
-#: Exceptions that mean "the driver or server refused", not "the harness broke".
+#: Exceptions that may mean "the driver or server refused" rather than "the harness broke".
 DRIVER_EXCEPTIONS: tuple[type[BaseException], ...] = (errors.PyMongoError, BSONError, TypeError, ValueError)
+
+_DRIVER_PACKAGES = (f"{os.sep}pymongo{os.sep}", f"{os.sep}bson{os.sep}", f"{os.sep}gridfs{os.sep}")
+
+
+def raised_by_driver(exc: BaseException) -> bool:
+    """Whether the driver itself rejected the call (its validation raised), not the harness.
+
+    pymongo's own errors always count. A ``TypeError``/``ValueError`` counts only
+    when it was raised inside the driver's code: one raised where the harness
+    called the driver (say, an unexpected keyword argument) is a harness defect
+    and must not satisfy a test's ``isClientError``.
+    """
+    if isinstance(exc, (errors.PyMongoError, BSONError)):
+        return True
+    traceback, innermost = exc.__traceback__, None
+    while traceback is not None:
+        innermost, traceback = traceback, traceback.tb_next
+    return innermost is not None and any(p in innermost.tb_frame.f_code.co_filename for p in _DRIVER_PACKAGES)
 
 _TIMEOUTS = (errors.NetworkTimeout, errors.ExecutionTimeout, errors.WTimeoutError, errors.ServerSelectionTimeoutError)
 
