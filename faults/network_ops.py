@@ -24,17 +24,10 @@ from __future__ import annotations
 from typing import Any
 
 from faults.network import NetworkFaultError, NetworkFaults, Toxic
-from harness.model import TEST_RUNNER, Operation, SpecTest
+from faults.network_names import NO_NETWORK_FAULTS
+from harness.model import Operation
 from harness.runner import HarnessError, TestContext, test_runner_operation
 
-NO_NETWORK_FAULTS = "network faults need --network-faults / a Toxiproxy server"
-OPERATION_NAMES = ("networkFault", "clearNetworkFaults")
-_FORMS = ("toxic", "proxy", "removeToxic")
-
-
-def uses_network_faults(test: SpecTest) -> bool:
-    """Whether a test schedules network faults: a run without them can skip it with :data:`NO_NETWORK_FAULTS`."""
-    return any(op.object == TEST_RUNNER and op.name in OPERATION_NAMES for op in test.operations)
 
 
 def network_faults_of(context: TestContext, operation: Operation) -> NetworkFaults:
@@ -42,6 +35,21 @@ def network_faults_of(context: TestContext, operation: Operation) -> NetworkFaul
     if faults is None:
         raise HarnessError(f"{operation.label or operation.name}: {operation.name}: {NO_NETWORK_FAULTS}")
     return faults
+
+
+def _set_proxy(faults: NetworkFaults, state: Any, proxy_name: str | None) -> None:
+    actions = {"down": faults.down, "up": faults.up}
+    if state not in actions:
+        raise NetworkFaultError(f"proxy must be \"down\" or \"up\", got {state!r}")
+    actions[state](proxy_name)
+
+
+#: networkFault's argument forms -> what each does to the proxies.
+_FORMS: dict[str, Any] = {
+    "toxic": lambda faults, value, proxy_name: faults.add_toxic(Toxic.from_spec(value), proxy_name),
+    "removeToxic": lambda faults, value, proxy_name: faults.remove_toxic(str(value), proxy_name),
+    "proxy": _set_proxy,
+}
 
 
 @test_runner_operation("networkFault")
@@ -56,16 +64,8 @@ def network_fault(context: TestContext, operation: Operation) -> None:
                            f"proxyName); got {sorted(operation.arguments)}")
     faults = network_faults_of(context, operation)
     try:
-        if forms[0] == "toxic":
-            faults.add_toxic(Toxic.from_spec(arguments["toxic"]), proxy_name)
-        elif forms[0] == "removeToxic":
-            faults.remove_toxic(str(arguments["removeToxic"]), proxy_name)
-        elif arguments["proxy"] == "down":
-            faults.down(proxy_name)
-        elif arguments["proxy"] == "up":
-            faults.up(proxy_name)
-        else:
-            raise HarnessError(f"{where}: proxy must be \"down\" or \"up\", got {arguments['proxy']!r}")
+        with context.guarded():  # a torn-down test must not leave a fault for the next one
+            _FORMS[forms[0]](faults, arguments[forms[0]], proxy_name)
     except NetworkFaultError as exc:
         raise HarnessError(f"{where}: {exc}") from exc
 
@@ -89,5 +89,5 @@ def clear_after_test(faults: Any) -> list[str]:
     try:
         faults.reset()
         return faults.leftovers()
-    except NetworkFaultError as exc:
-        return [f"could not clear network faults: {exc}"]
+    except Exception as exc:  # noqa: BLE001 - Toxiproxy's client raises requests' errors too
+        return [f"could not clear network faults: {type(exc).__name__}: {exc}"]

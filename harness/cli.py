@@ -90,11 +90,12 @@ SUITES = {
 
 def command_run(args: argparse.Namespace) -> int:
     tests = [test for collect in SUITES[args.suite] for test in collect(args)]
-    if not tests:
-        print("harness: nothing to run (give --specs PATH, or --suite prose)", file=sys.stderr)
-        return 2
     if args.keyword:
         tests = [t for t in tests if args.keyword in t.test_id]
+    if not tests:
+        selected = f" matching -k {args.keyword!r}" if args.keyword else ""
+        print(f"harness: nothing to run{selected} (give --specs PATH, or --suite prose)", file=sys.stderr)
+        return 2
     options = RunOptions(
         target=args.target, driver=args.driver, results=args.results, expected=args.expected,
         failpoints=args.failpoints, network_faults=args.network_faults,

@@ -78,6 +78,11 @@ class Expectations:
             known.append(KnownOutcome(entry["test"], outcome, reason.strip()))
         return cls(known, str(path))
 
+    def unmatched(self, test_ids: list[str]) -> list[KnownOutcome]:
+        """Entries no test of this run matched: stale, misspelt, or simply not selected (``-k``)."""
+        return [entry for entry in self.known
+                if not any(entry.pattern == t or fnmatch.fnmatchcase(t, entry.pattern) for t in test_ids)]
+
     def lookup(self, test_id: str) -> KnownOutcome | None:
         for entry in self.known:
             if entry.pattern == test_id or fnmatch.fnmatchcase(test_id, entry.pattern):

@@ -37,6 +37,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--expected", default="auto", help="expected-outcomes file, 'auto' or 'none'")
     group.addoption("--failpoints", default="auto", help="native, emulated or auto (default)")
     group.addoption("--spec-timeout", type=float, default=30.0, help="per-test timeout in seconds")
+    group.addoption("--iteration-timeout", type=float, default=10.0,
+                    help="how long to wait for one change-stream document")
+    group.addoption("--network-faults", action="store_true", help="run drivers through a Toxiproxy server")
 
 
 def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser, args: list[str]) -> None:
@@ -75,6 +78,24 @@ class SpecFailure(Exception):
     """A spec test that failed or errored; its message is the harness's report."""
 
 
+def report_to_pytest(result: Any) -> None:
+    """A harness result as a pytest outcome, the same for spec items and code-defined checks.
+
+    Expected outcomes pass or skip; listed deviations are xfail with their reason;
+    anything unexpected, including a pass of a listed test, fails.
+    """
+    kind = result.classification.kind
+    if result.classification.expected:
+        if result.outcome == "passed":
+            return
+        if result.outcome == "skipped":
+            pytest.skip(result.message)
+        pytest.xfail(f"{kind}: {result.classification.reason}")
+    if kind == "unexpected-pass":
+        raise SpecFailure(f"unexpected pass: the expected-outcomes file says {result.classification.reason}")
+    raise SpecFailure(f"{result.outcome}: {result.message}")
+
+
 class SpecItem(pytest.Item):
     def __init__(self, *, test: SpecTest, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -82,17 +103,7 @@ class SpecItem(pytest.Item):
         self.add_marker(pytest.mark.spec_format(test.format))
 
     def runtest(self) -> None:
-        result = _harness_run(self.config).run_test(self.test)
-        kind = result.classification.kind
-        if result.outcome == "passed" and result.classification.expected:
-            return
-        if result.outcome == "skipped" and result.classification.expected:
-            pytest.skip(result.message)
-        if result.classification.expected:  # a known deviation of this target
-            pytest.xfail(f"{kind}: {result.classification.reason}")
-        if kind == "unexpected-pass":
-            raise SpecFailure(f"unexpected pass: the expected-outcomes file says {result.classification.reason}")
-        raise SpecFailure(f"{result.outcome}: {result.message}")
+        report_to_pytest(_harness_run(self.config).run_test(self.test))
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         if isinstance(excinfo.value, SpecFailure):
@@ -112,7 +123,9 @@ def _harness_run(config: pytest.Config) -> Any:
     """The session's :class:`HarnessRun`, started on first use and stopped at session end."""
     run = config.stash.get(_RUN_KEY, None)
     if run is None:
+        from harness.expectations import ExpectationsError
         from harness.session import HarnessRun, RunOptions
+        from harness.targets import TargetUnavailable
 
         results = config.getoption("results")
         options = RunOptions(
@@ -121,10 +134,15 @@ def _harness_run(config: pytest.Config) -> Any:
             results=Path(results) if results else None,
             expected=config.getoption("expected"),
             failpoints=config.getoption("failpoints"),
-            settings=RunSettings(test_timeout_s=config.getoption("spec_timeout")),
+            network_faults=config.getoption("network_faults"),
+            settings=RunSettings(test_timeout_s=config.getoption("spec_timeout"),
+                                 iteration_timeout_s=config.getoption("iteration_timeout")),
         )
-        run = HarnessRun(options)
-        run.__enter__()
+        try:
+            run = HarnessRun(options)
+            run.__enter__()
+        except (TargetUnavailable, ExpectationsError) as exc:  # once, not again for every item
+            pytest.exit(f"harness: {exc}", returncode=2)
         config.stash[_RUN_KEY] = run
     return run
 

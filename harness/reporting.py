@@ -16,11 +16,13 @@ class ConsoleReporter:
         self.quiet = quiet
         self.stream = stream
         self.results: list[Any] = []
+        self.expectations: Any = None
 
     def _print(self, text: str = "") -> None:
         print(text, file=self.stream, flush=True)
 
     def start(self, run: Any) -> None:
+        self.expectations = run.expectations
         info = run.target.info
         self._print(f"harness run {run.run_id}: {self.total} test(s) on {info.name} "
                     f"({info.kind}, server {info.version}, {info.topology}) with {run.driver.name} {run.driver.version}")
@@ -65,4 +67,7 @@ class ConsoleReporter:
         for result in unexpected:
             self._print(f"  UNEXPECTED {result.classification.kind}: {result.test_id}"
                         + (f" ({result.classification.reason})" if result.classification.reason else ""))
+        stale = self.expectations.unmatched([r.test_id for r in self.results]) if self.expectations else []
+        for entry in stale:
+            self._print(f"  note: expected-outcomes entry matched no test in this run: {entry.pattern!r}")
         return 1 if unexpected else 0

@@ -107,6 +107,9 @@ class ResultsStore:
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._file = open(path, "a", encoding="utf-8")  # noqa: SIM115 - lives as long as the store
+            if _ends_mid_line(path):  # a run killed mid-write: keep its torn line apart from ours
+                self._file.write("\n")
+                self._file.flush()
 
     def append(self, record: dict[str, Any]) -> None:
         if self._file is None:
@@ -121,6 +124,15 @@ class ResultsStore:
         if self._file is not None:
             self._file.close()
             self._file = None
+
+
+def _ends_mid_line(path: Path) -> bool:
+    with open(path, "rb") as handle:
+        handle.seek(0, os.SEEK_END)
+        if handle.tell() == 0:
+            return False
+        handle.seek(-1, os.SEEK_END)
+        return handle.read(1) != b"\n"
 
 
 def read_records(path: Path) -> list[dict[str, Any]]:

@@ -8,6 +8,7 @@ or as :class:`Check` (prose tests and other code-defined checks).
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -15,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from faults.failpoints import EmulatedFailPoints, FailPointBackend, FailPointManager, NativeFailPoints
-from faults.network_ops import clear_after_test, uses_network_faults
+from faults.network_names import NO_NETWORK_FAULTS, uses_network_faults
 from harness.drivers import DriverAdapter, make_driver
-from harness.expectations import Classification, Expectations
+from harness.expectations import Classification, Expectations, ExpectationsError
 from harness.model import SpecTest
 from harness.results import ResultsStore, RunProvenance, make_record, new_run_id, utc_now
 from harness.runner import RunSettings, SpecRunner, Verdict
@@ -93,18 +94,22 @@ class HarnessRun:
         self.driver_uri = ""
 
     def __enter__(self) -> "HarnessRun":
+        """Start the target and what sits in front of it; any failure stops what started and says why."""
         try:
             self.target.start()
-        except BaseException:
-            self.store.close()
-            raise
-        try:
             backend = self._fail_point_backend()
             self.failpoints = FailPointManager(backend)
             self.runner = SpecRunner(self.target, self.driver, self.failpoints, self.options.settings,
                                      driver_uri=self.driver_uri)
             self._attach_network_faults(self.runner)
             self.expectations = self._load_expectations()
+        except (TargetUnavailable, ExpectationsError):
+            self.__exit__(None, None, None)
+            raise
+        except Exception as exc:
+            self.__exit__(None, None, None)
+            raise TargetUnavailable(f"could not start the run on target {self.options.target!r}: "
+                                    f"{type(exc).__name__}: {exc}") from exc
         except BaseException:
             self.__exit__(None, None, None)
             raise
@@ -121,9 +126,10 @@ class HarnessRun:
         faults = getattr(self.target, "faults", None)
         if faults is None:
             runner.skip_rules.append(
-                lambda test: "uses networkFault; run with --network-faults (a Toxiproxy server in the path)"
-                if uses_network_faults(test) else None)
+                lambda test: f"uses networkFault: {NO_NETWORK_FAULTS}" if uses_network_faults(test) else None)
             return
+        from faults.network_ops import clear_after_test  # registers networkFault; needs the faults extra
+
         runner.network_faults = faults
         runner.teardown_hooks.append(lambda: clear_after_test(faults))
 
@@ -139,21 +145,32 @@ class HarnessRun:
             return native
         from faults.wire import WireProxy
 
-        host, port = self.target.admin.address or ("", 0)
+        host, port = self._driver_facing_address()
         self.wire_proxy = WireProxy(host, port)
         self.wire_proxy.start()
         self.driver_uri = self.wire_proxy.uri
         return EmulatedFailPoints(self.wire_proxy)
 
+    def _driver_facing_address(self) -> tuple[str, int]:
+        """Where the wire proxy forwards: through Toxiproxy when the run has one, else the primary."""
+        if getattr(self.target, "faults", None) is not None:
+            host, _, port = self.target.uri.split("://", 1)[1].split("/", 1)[0].split(",")[0].rpartition(":")
+            return host, int(port)
+        assert self.target.admin is not None
+        address = self.target.admin.address
+        if address is None:
+            raise TargetUnavailable("cannot tell which server the wire proxy should front")
+        return address
+
     def __exit__(self, *exc: object) -> None:
-        try:
-            if self.failpoints is not None:
-                self.failpoints.disarm_all()
-        finally:
-            self.store.close()
+        """Stop everything that started, in reverse order, even when one step fails."""
+        with contextlib.ExitStack() as stack:
+            stack.callback(self.target.stop)
             if self.wire_proxy is not None:
-                self.wire_proxy.stop()
-            self.target.stop()
+                stack.callback(self.wire_proxy.stop)
+            stack.callback(self.store.close)
+            if self.failpoints is not None:
+                stack.callback(self.failpoints.disarm_all)
 
     def _load_expectations(self) -> Expectations:
         choice = self.options.expected

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from faults.network.server import find_binary
+from faults.network_names import NO_NETWORK_FAULTS
 from tests.conftest import REPO
 from tests.test_cli import harness
 
@@ -16,7 +17,7 @@ SCENARIOS = REPO / "specs" / "scenarios"
 def test_scenarios_are_skipped_with_the_reason_without_network_faults(tmp_path):
     done = harness("run", "--specs", str(SCENARIOS), cwd=tmp_path)
     assert done.returncode == 0, done.stdout
-    assert "uses networkFault; run with --network-faults" in done.stdout
+    assert f"uses networkFault: {NO_NETWORK_FAULTS}" in done.stdout
 
 
 def test_scenarios_run_through_toxiproxy_with_network_faults(tmp_path):
@@ -29,3 +30,15 @@ def test_scenarios_run_through_toxiproxy_with_network_faults(tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     records = [json.loads(line) for line in results.read_text().splitlines()]
     assert len(records) >= 6 and {r["outcome"] for r in records} == {"passed"}
+
+
+def test_network_faults_and_emulated_fail_points_share_one_path(tmp_path):
+    """driver -> wire proxy -> Toxiproxy -> target: toxics must reach the driver's traffic."""
+    try:
+        find_binary()
+    except Exception as exc:  # noqa: BLE001
+        pytest.skip(f"no toxiproxy-server: {exc}")
+    done = harness("run", "--specs", str(SCENARIOS), "--network-faults", "--target", "embedded-no-test-commands",
+                   cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "0 failed, 0 errors" in done.stdout

@@ -37,3 +37,14 @@ def test_records_survive_sigkill_mid_run(tmp_path):
     assert len({r["test"] for r in records}) == len(records)
     assert all(r["outcome"] in ("passed", "failed", "skipped", "error") for r in records)
     assert len(records) < 10, "the run should have been killed before it finished"
+
+
+def test_a_torn_last_line_does_not_swallow_the_next_runs_first_record(tmp_path):
+    from harness.results import ResultsStore, read_records
+
+    path = tmp_path / "out.jsonl"
+    path.write_text('{"test": "finished"}\n{"test": "torn mid-wri')
+    store = ResultsStore(path)
+    store.append({"test": "next run"})
+    store.close()
+    assert [r["test"] for r in read_records(path)] == ["finished", "next run"]

@@ -14,7 +14,8 @@ import pytest
 import faults.network_ops  # noqa: F401 - registers networkFault / clearNetworkFaults
 from faults.failpoints import FailPointManager, NativeFailPoints
 from faults.network import ToxiproxyUnavailable, find_binary
-from faults.network_ops import NO_NETWORK_FAULTS, clear_after_test, uses_network_faults
+from faults.network_names import NO_NETWORK_FAULTS, uses_network_faults
+from faults.network_ops import clear_after_test
 from harness.drivers import make_driver
 from harness.loaders import load_file
 from harness.model import TEST_RUNNER, Operation, SpecTest

@@ -14,6 +14,7 @@ from typing import Any
 
 from pymongo import MongoClient
 from pymongo.errors import PyMongoError
+from pymongo.uri_parser import parse_uri
 
 TOPOLOGIES = ("single", "replicaset", "sharded", "load-balanced")
 
@@ -51,6 +52,22 @@ def version_tuple(version: str) -> tuple[int, ...]:
             break
         parts.append(int(piece))
     return tuple(parts)
+
+
+def single_host_uri(uri: str) -> str:
+    """The URI cut down to its first host (a test that must talk to one mongos)."""
+    parsed = parse_uri(uri)
+    nodes = parsed.get("nodelist") or []
+    if len(nodes) <= 1 or uri.startswith("mongodb+srv://"):
+        return uri
+    scheme, rest = uri.split("://", 1)
+    hosts_and_rest = rest.split("/", 1)
+    auth, _, hosts = hosts_and_rest[0].rpartition("@")
+    first = hosts.split(",")[0]
+    prefix = f"{auth}@" if auth else ""
+    tail = "/" + hosts_and_rest[1] if len(hosts_and_rest) > 1 else "/"
+    return f"{scheme}://{prefix}{first}{tail}"
+
 
 
 def detect_topology(hello: dict[str, Any], load_balanced: bool = False) -> str:
@@ -108,6 +125,11 @@ class Target:
         options = {k: v for k, v in defaults.items() if f"{k.lower()}=" not in in_uri}
         self.admin = MongoClient(self.uri, **options)
         self.info = describe(self.admin, self.kind, self.name, self.uri)
+        if self.info.topology == "sharded" and single_host_uri(self.uri) != self.uri:
+            # Fail points live on one mongos: arm them on the one the clients under test use
+            # (useMultipleMongoses: false and the legacy global client both take the first host).
+            self.admin.close()
+            self.admin = MongoClient(single_host_uri(self.uri), **options)
 
     def server_parameter(self, name: str) -> Any:
         """A server parameter's value (``runOnRequirements.serverParameters``), or None if unknown."""
