@@ -164,46 +164,29 @@ def close(session: Any, target: Any, arguments: dict[str, Any]) -> None:
 
 
 # -- collections and databases ------------------------------------------------
-@operation("insertOne")
-def insert_one(session: Any, target: Collection, arguments: dict[str, Any]) -> Any:
-    document = take(arguments, "document")
-    return spec_result(target.insert_one(document, **options(session, arguments)))
+#: Write operations that are one pymongo call: spec name -> (method, required positional arguments).
+_WRITES = {
+    "insertOne": ("insert_one", ("document",)),
+    "insertMany": ("insert_many", ("documents",)),
+    "updateOne": ("update_one", ("filter", "update")),
+    "updateMany": ("update_many", ("filter", "update")),
+    "replaceOne": ("replace_one", ("filter", "replacement")),
+    "deleteOne": ("delete_one", ("filter",)),
+    "deleteMany": ("delete_many", ("filter",)),
+}
 
 
-@operation("insertMany")
-def insert_many(session: Any, target: Collection, arguments: dict[str, Any]) -> Any:
-    documents = take(arguments, "documents")
-    return spec_result(target.insert_many(documents, **options(session, arguments)))
+def _write(method: str, positional: tuple[str, ...]) -> Operation:
+    def run(session: Any, target: Collection, arguments: dict[str, Any]) -> Any:
+        values = [take(arguments, name) for name in positional]
+        return spec_result(getattr(target, method)(*values, **options(session, arguments)))
+
+    run.__name__ = method
+    return run
 
 
-@operation("updateOne")
-def update_one(session: Any, target: Collection, arguments: dict[str, Any]) -> Any:
-    flt, update_doc = take(arguments, "filter"), take(arguments, "update")
-    return spec_result(target.update_one(flt, update_doc, **options(session, arguments)))
-
-
-@operation("updateMany")
-def update_many(session: Any, target: Collection, arguments: dict[str, Any]) -> Any:
-    flt, update_doc = take(arguments, "filter"), take(arguments, "update")
-    return spec_result(target.update_many(flt, update_doc, **options(session, arguments)))
-
-
-@operation("replaceOne")
-def replace_one(session: Any, target: Collection, arguments: dict[str, Any]) -> Any:
-    flt, replacement = take(arguments, "filter"), take(arguments, "replacement")
-    return spec_result(target.replace_one(flt, replacement, **options(session, arguments)))
-
-
-@operation("deleteOne")
-def delete_one(session: Any, target: Collection, arguments: dict[str, Any]) -> Any:
-    flt = take(arguments, "filter")
-    return spec_result(target.delete_one(flt, **options(session, arguments)))
-
-
-@operation("deleteMany")
-def delete_many(session: Any, target: Collection, arguments: dict[str, Any]) -> Any:
-    flt = take(arguments, "filter")
-    return spec_result(target.delete_many(flt, **options(session, arguments)))
+for _name, (_method, _positional) in _WRITES.items():
+    OPERATIONS[_name] = _write(_method, _positional)
 
 
 @operation("rename")
