@@ -8,6 +8,9 @@ instead (fault campaigns restart it and resume across the restart).
 
 from __future__ import annotations
 
+import logging
+import os
+import tempfile
 from typing import Any
 
 from harness.targets.base import Target, TargetInfo, TargetUnavailable
@@ -23,8 +26,11 @@ class EmbeddedSecantus(Target):
         self.enable_test_commands = enable_test_commands
         self.server_options = server_options
         self.server: Any = None
+        self.log_path = ""
+        self._log_handler: logging.Handler | None = None
 
     def start(self) -> TargetInfo:
+        self._capture_server_log()
         try:
             from secantus import SecantusDBServer
         except ImportError as exc:  # pragma: no cover - a dependency of the package
@@ -37,13 +43,32 @@ class EmbeddedSecantus(Target):
         self.info.details["package"] = "secantusdb"
         self.info.details["package_version"] = _package_version()
         self.info.details["test_commands"] = self.enable_test_commands
+        self.info.details["log"] = self.log_path
         return self.info
+
+    def _capture_server_log(self) -> None:
+        """The server runs in our process: its log goes to a file named in the provenance, not our terminal."""
+        if self._log_handler is not None:
+            return
+        handle, self.log_path = tempfile.mkstemp(prefix="secantus-embedded-", suffix=".log")
+        os.close(handle)
+        self._log_handler = logging.FileHandler(self.log_path)
+        self._log_handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        server_logger = logging.getLogger("secantus")
+        server_logger.addHandler(self._log_handler)
+        server_logger.propagate = False
 
     def stop(self) -> None:
         super().stop()
         if self.server is not None:
             self.server.stop()
             self.server = None
+        if self._log_handler is not None:
+            server_logger = logging.getLogger("secantus")
+            server_logger.removeHandler(self._log_handler)
+            server_logger.propagate = True
+            self._log_handler.close()
+            self._log_handler = None
 
 
 def _package_version() -> str:
