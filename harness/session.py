@@ -21,7 +21,8 @@ from harness.drivers import DriverAdapter, make_driver
 from harness.expectations import Classification, Expectations, ExpectationsError
 from harness.model import SpecTest
 from harness.results import ResultsStore, RunProvenance, make_record, new_run_id, utc_now
-from harness.runner import RunSettings, SpecRunner, Verdict
+from harness.runner import RunSettings, SpecRunner
+from harness.verdicts import Verdict
 from harness.targets import Target, TargetUnavailable, make_target
 
 FAILPOINT_MODES = ("native", "emulated", "auto")

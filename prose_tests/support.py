@@ -8,7 +8,7 @@ through the run's :class:`~faults.failpoints.FailPointManager`, and says what
 it found by raising: :class:`~harness.runner.TestFailure` (the driver did
 not do what the README asks), :class:`CheckSkipped` (the test cannot apply to
 this target), anything else (the check could not be carried out). The
-:func:`judge` wrapper turns that into a :class:`~harness.runner.Verdict`.
+:func:`judge` wrapper turns that into a :class:`~harness.verdicts.Verdict`.
 """
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ from harness.matching import show
 from harness.model import EntitySpec, Operation, Requirement
 from harness.observations import DriverOperationError, ErrorInfo, NoChangeWithin, ObservedEvent
 from harness.requirements import unmet
-from harness.runner import ERROR, FAILED, PASSED, SKIPPED, HarnessError, TestFailure, Verdict, run_with_deadline
+from harness.runner import HarnessError, TestFailure
+from harness.verdicts import ERROR, FAILED, PASSED, SKIPPED, Verdict, run_with_deadline
 from prose_tests import observed
 
 DATABASE = "prose_change_streams"

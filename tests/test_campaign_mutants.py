@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import sys
 
-import pytest
 
 from faults.campaign.campaign import CampaignOptions, run_campaign
 from faults.campaign.schedule import FAILPOINT_KINDS, KINDS, make_schedule
