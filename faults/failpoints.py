@@ -89,6 +89,10 @@ class EmulatedFailPoints:
     def disarm(self, fail_point: str) -> None:
         self.proxy.disable(fail_point)
 
+    def leftovers(self) -> list[str]:
+        """What the proxy itself still has armed: teardown asks rather than assumes."""
+        return list(self.proxy.armed())
+
     def supported(self) -> bool:
         """Always: emulation needs nothing from the target."""
         return True
@@ -131,7 +135,12 @@ class FailPointManager:
             return list(self._armed)
 
     def disarm_all(self) -> list[str]:
-        """Turn off every armed fail point; returns problems (empty when all went off)."""
+        """Turn off every armed fail point; returns problems (empty when all went off).
+
+        A native ``configureFailPoint ... mode: off`` is confirmed by the server's
+        reply; a backend that can list what is armed (the wire proxy) is asked
+        afterwards, so a point armed behind the manager's back is found too.
+        """
         with self._lock:
             names, self._armed = list(self._armed), []
         problems = []
@@ -142,6 +151,10 @@ class FailPointManager:
                 problems.append(f"could not turn off fail point {name!r} ({self.backend.name}): {exc}")
                 with self._lock:
                     self._armed.append(name)
+        leftovers = getattr(self.backend, "leftovers", None)
+        for name in leftovers() if leftovers else []:
+            problems.append(f"fail point {name!r} is still armed on the {self.backend.name} backend; turned off now")
+            self.backend.disarm(name)
         return problems
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from pymongo import MongoClient
 from pymongo.errors import OperationFailure
 
 from faults.failpoints import FailPointError, FailPointManager, NativeFailPoints
@@ -164,3 +165,28 @@ def test_a_teardown_step_that_raises_is_an_error_result_not_a_crash(embedded_run
         embedded_run.runner.teardown_hooks.remove(broken_hook)
     assert verdict.outcome == "error"
     assert "clean-up failed" in verdict.message and "toxiproxy went away" in verdict.message
+
+
+def test_an_emulated_point_armed_behind_the_managers_back_is_found_and_turned_off():
+    """A driver may send configureFailPoint through the wire proxy itself: teardown asks the proxy."""
+    from secantus import SecantusDBServer
+
+    from faults.failpoints import EmulatedFailPoints
+    from faults.wire import WireProxy
+
+    server = SecantusDBServer(port=0, storage_path=":memory:", enable_test_commands=False)
+    server.start()
+    try:
+        with WireProxy(*server.address) as proxy:
+            manager = FailPointManager(EmulatedFailPoints(proxy))
+            manager.arm({"configureFailPoint": "failCommand", "mode": "alwaysOn",
+                         "data": {"failCommands": ["insert"], "errorCode": 2}})
+            with MongoClient(proxy.uri) as client:  # armed by a client, not the manager
+                client.admin.command({"configureFailPoint": "failGetMoreAfterCursorCheckout", "mode": "alwaysOn",
+                                      "data": {"errorCode": 43}})
+            problems = manager.disarm_all()
+            assert problems == ["fail point 'failGetMoreAfterCursorCheckout' is still armed on the emulated "
+                                "backend; turned off now"]
+            assert proxy.armed() == [] and manager.disarm_all() == []
+    finally:
+        server.stop()
