@@ -163,11 +163,14 @@ def _version(raw: dict[str, Any], key: str) -> str | None:
 
 
 def _entities(db: str, coll: str) -> dict[str, EntitySpec]:
+    # One mongos for both clients: fail points only work when configureFailPoint and
+    # the failing commands go to the same mongos (legacy README, "Spec Test Runner").
     return {
-        WATCHER: EntitySpec("client", WATCHER, {"observeEvents": ["commandStartedEvent"]}),
+        WATCHER: EntitySpec("client", WATCHER, {"observeEvents": ["commandStartedEvent"],
+                                                "useMultipleMongoses": False}),
         "database": EntitySpec("database", "database", {"client": WATCHER, "databaseName": db}),
         "collection": EntitySpec("collection", "collection", {"database": "database", "collectionName": coll}),
-        GLOBAL_CLIENT: EntitySpec("client", GLOBAL_CLIENT, {}),
+        GLOBAL_CLIENT: EntitySpec("client", GLOBAL_CLIENT, {"useMultipleMongoses": False}),
     }
 
 
