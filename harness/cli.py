@@ -31,6 +31,13 @@ def build_parser() -> argparse.ArgumentParser:
     add_run_arguments(run)
     campaign = commands.add_parser("campaign", help="a seeded fault campaign: exactly-once delivery under faults")
     add_campaign_arguments(campaign)
+    from harness.matrix.cli import add_matrix_arguments
+    from reports.cli import add_report_arguments
+
+    add_matrix_arguments(commands.add_parser("matrix", help="run suites over driver x target versions, each cell "
+                                                            "in its own cached environment"))
+    add_report_arguments(commands.add_parser("report", help="PySpark report over results files: conformance matrix, "
+                                                            "regressions, flakiness, failure clusters, HTML page"))
     return parser
 
 
@@ -45,6 +52,19 @@ def add_campaign_arguments(campaign: argparse.ArgumentParser) -> None:
     campaign.add_argument("--driver", default="pymongo", choices=sorted(DRIVERS), help="driver under test")
     campaign.add_argument("--results", type=Path, help="append the campaign's JSON record to this file")
     campaign.add_argument("-q", "--quiet", action="store_true", help="no per-fault lines, only the summary")
+    add_label_argument(campaign)
+
+
+def add_label_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--label", dest="labels", action="append", type=parse_label, default=[], metavar="KEY=VALUE",
+                        help="a provenance label written into every record (repeatable)")
+
+
+def parse_label(text: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(f"a label is KEY=VALUE, got {text!r}")
+    return key.strip(), value
 
 
 def add_run_arguments(run: argparse.ArgumentParser) -> None:
@@ -68,6 +88,7 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
                      help="how long to wait for one change-stream document (default 10)")
     run.add_argument("-k", dest="keyword", help="only tests whose id contains this text")
     run.add_argument("-q", "--quiet", action="store_true", help="no per-test lines, only failures and the summary")
+    add_label_argument(run)
 
 
 def _spec_tests(args: argparse.Namespace) -> list:
@@ -98,7 +119,7 @@ def command_run(args: argparse.Namespace) -> int:
         return 2
     options = RunOptions(
         target=args.target, driver=args.driver, results=args.results, expected=args.expected,
-        failpoints=args.failpoints, network_faults=args.network_faults,
+        failpoints=args.failpoints, network_faults=args.network_faults, labels=dict(args.labels),
         settings=RunSettings(test_timeout_s=args.timeout, iteration_timeout_s=args.iteration_timeout),
     )
     try:
@@ -120,7 +141,7 @@ def command_campaign(args: argparse.Namespace) -> int:
 
     options = CampaignOptions(events=args.events, faults=args.faults, seed=args.seed,
                               kinds=tuple(k.strip() for k in args.kinds.split(",") if k.strip()),
-                              driver=args.driver, results=args.results,
+                              driver=args.driver, results=args.results, labels=dict(args.labels),
                               progress=(lambda line: None) if args.quiet else (lambda line: print(line, flush=True)))
     try:
         result = run_campaign(options)
@@ -131,7 +152,19 @@ def command_campaign(args: argparse.Namespace) -> int:
     return 0 if result.outcome == "passed" else 1
 
 
-COMMANDS = {"run": command_run, "campaign": command_campaign}
+def command_matrix(args: argparse.Namespace) -> int:
+    from harness.matrix.cli import command_matrix as run_matrix
+
+    return run_matrix(args)
+
+
+def command_report(args: argparse.Namespace) -> int:
+    from reports.cli import command_report as run_report
+
+    return run_report(args)
+
+
+COMMANDS = {"run": command_run, "campaign": command_campaign, "matrix": command_matrix, "report": command_report}
 
 
 def main(argv: list[str] | None = None) -> int:

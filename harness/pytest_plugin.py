@@ -10,6 +10,11 @@ records are the same. Outcomes map as:
 * a failure or error listed in the expected-outcomes file -> xfail with its reason;
 * an unexpected failure or error -> fail with the harness's message;
 * an unexpected pass of a listed test -> fail (the entry is stale).
+
+Every item that ran through the harness carries its full result record as a
+JUnit ``<property name="cs-harness.result">`` (one JSON string), so
+``harness report`` reads ``--junitxml`` files with the same provenance and the
+harness's own outcome (an xfail is still a ``failed`` verdict there).
 """
 
 from __future__ import annotations
@@ -21,10 +26,13 @@ import pytest
 
 from harness.loaders import load_file
 from harness.model import SpecTest
+from harness.results import record_line
 from harness.runner import RunSettings
 from harness.sources import SPEC_SUFFIXES
 
 _RUN_KEY = pytest.StashKey[Any]()
+#: The JUnit property holding a test's result record (read by ``harness report``).
+RESULT_PROPERTY = "cs-harness.result"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -78,12 +86,15 @@ class SpecFailure(Exception):
     """A spec test that failed or errored; its message is the harness's report."""
 
 
-def report_to_pytest(result: Any) -> None:
+def report_to_pytest(result: Any, node: pytest.Item | None = None) -> None:
     """A harness result as a pytest outcome, the same for spec items and code-defined checks.
 
     Expected outcomes pass or skip; listed deviations are xfail with their reason;
-    anything unexpected, including a pass of a listed test, fails.
+    anything unexpected, including a pass of a listed test, fails. With ``node``,
+    the result record is attached to it first (a JUnit property).
     """
+    if node is not None:
+        node.user_properties.append((RESULT_PROPERTY, record_line(result.record)))
     kind = result.classification.kind
     if result.classification.expected:
         if result.outcome == "passed":
@@ -103,7 +114,7 @@ class SpecItem(pytest.Item):
         self.add_marker(pytest.mark.spec_format(test.format))
 
     def runtest(self) -> None:
-        report_to_pytest(_harness_run(self.config).run_test(self.test))
+        report_to_pytest(_harness_run(self.config).run_test(self.test), self)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         if isinstance(excinfo.value, SpecFailure):

@@ -26,7 +26,8 @@ from bson.json_util import JSONOptions, JSONMode
 from harness import __version__
 
 RECORD_SCHEMA = "cs-harness.result/1"
-_JSON = JSONOptions(json_mode=JSONMode.RELAXED)
+#: How records are written: relaxed Extended JSON (plain numbers, ``{"$oid": ...}`` for ObjectIds).
+RELAXED_JSON = JSONOptions(json_mode=JSONMode.RELAXED)
 
 
 def new_run_id() -> str:
@@ -97,6 +98,11 @@ def make_record(
     return record
 
 
+def record_line(record: dict[str, Any]) -> str:
+    """A record as the one line of JSON a results file holds (also a JUnit property's value)."""
+    return json_util.dumps(record, json_options=RELAXED_JSON, sort_keys=False)
+
+
 class ResultsStore:
     """Appends records to a JSON-lines file; each write is durable before it returns."""
 
@@ -114,7 +120,7 @@ class ResultsStore:
     def append(self, record: dict[str, Any]) -> None:
         if self._file is None:
             return
-        line = json_util.dumps(record, json_options=_JSON, sort_keys=False)
+        line = record_line(record)
         with self._lock:
             self._file.write(line + "\n")
             self._file.flush()

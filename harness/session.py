@@ -41,6 +41,8 @@ class RunOptions:
     #: Put a Toxiproxy server between the drivers under test and the target (scenario ``networkFault``).
     network_faults: bool = False
     settings: RunSettings = field(default_factory=RunSettings)
+    #: Free-form provenance (``--label KEY=VALUE``), e.g. the matrix cell and repeat a run belongs to.
+    labels: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -119,7 +121,7 @@ class HarnessRun:
             target=self.target.info.as_record(),
             driver={"name": self.driver.name, "version": self.driver.version},
             failpoints=backend.name,
-            extra={"expectations_file": self.expectations.source},
+            extra={"expectations_file": self.expectations.source, "labels": dict(self.options.labels)},
         )
         return self
 

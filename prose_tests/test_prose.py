@@ -16,5 +16,5 @@ from prose_tests import CHECKS, check_id
 
 
 @pytest.mark.parametrize("check", CHECKS, ids=check_id)
-def test_prose(prose_run: HarnessRun, check: Check) -> None:
-    report_to_pytest(prose_run.run_test(check))
+def test_prose(prose_run: HarnessRun, check: Check, request: pytest.FixtureRequest) -> None:
+    report_to_pytest(prose_run.run_test(check), request.node)

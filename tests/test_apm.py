@@ -97,3 +97,15 @@ def _started(name, command, request_id):
     from pymongo.monitoring import CommandStartedEvent
 
     return CommandStartedEvent(command, "admin", request_id, ("127.0.0.1", 1), 1)
+
+
+def test_an_older_pymongos_event_without_server_connection_id_is_observed_not_fatal():
+    """pymongo 4.6 command events have no ``server_connection_id``: the event is kept, the id is absent."""
+    from types import SimpleNamespace
+
+    recorder = CommandRecorder()
+    event = SimpleNamespace(command_name="insert", command={"insert": "c", "documents": []}, database_name="db",
+                            request_id=1, operation_id=1, service_id=None)
+    recorder.started(event)
+    [observed] = recorder.events
+    assert observed.command_name == "insert" and observed.server_connection_id is None

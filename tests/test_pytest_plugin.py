@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -35,7 +36,13 @@ def test_spec_tests_become_items_with_cli_verdicts(tmp_path):
     assert set(cases) == {"passes", "fails", "sharded only"}
     assert cases["fails"].find("failure") is not None
     assert cases["sharded only"].find("skipped") is not None
-    assert len((tmp_path / "r.jsonl").read_text().splitlines()) == 3
+    lines = (tmp_path / "r.jsonl").read_text().splitlines()
+    assert len(lines) == 3
+    # each testcase carries the very record the results file holds, for `harness report`
+    properties = {name: {p.get("name"): p.get("value") for p in case.iter("property")} for name, case in cases.items()}
+    assert sorted(p["cs-harness.result"] for p in properties.values()) == sorted(lines)
+    recorded = json.loads(properties["fails"]["cs-harness.result"])
+    assert recorded["outcome"] == "failed" and recorded["driver"]["name"] == "pymongo"
 
 
 def test_keyword_selection_and_known_failures(tmp_path):
@@ -43,8 +50,13 @@ def test_keyword_selection_and_known_failures(tmp_path):
     spec.write_text(LEGACY_HEADER + PASSING + FAILING)
     expected = tmp_path / "expected.yml"
     expected.write_text('known:\n  - test: "legacy/plugin::fails"\n    reason: "known for this test"\n')
-    done = _pytest(tmp_path, "--specs", str(spec), "--expected", str(expected))
+    done = _pytest(tmp_path, "--specs", str(spec), "--expected", str(expected), f"--junitxml={tmp_path / 'j.xml'}")
     assert done.returncode == 0, done.stdout
     assert "1 passed, 1 xfailed" in done.stdout
+    # pytest writes the xfail as <skipped>; the record property keeps the harness's verdict
+    case = next(c for c in ET.parse(tmp_path / "j.xml").getroot().iter("testcase") if c.get("name") == "fails")
+    assert case.find("skipped") is not None
+    record = json.loads(next(p.get("value") for p in case.iter("property") if p.get("name") == "cs-harness.result"))
+    assert record["outcome"] == "failed" and record["expectation"]["expected"] is True
     done = _pytest(tmp_path, "--specs", str(spec), "--expected", "none", "-k", "passes")
     assert done.returncode == 0 and "1 passed, 1 deselected" in done.stdout

@@ -50,6 +50,8 @@ class CampaignOptions:
     deadline_s: float | None = None
     database: str = "campaign"
     collection: str = "events"
+    #: Free-form provenance (``--label KEY=VALUE``), e.g. the matrix cell and repeat.
+    labels: dict[str, str] = field(default_factory=dict)
     #: Called with one line of progress now and then (the CLI prints it).
     progress: Callable[[str], None] = lambda line: None
 
@@ -116,7 +118,8 @@ def run_campaign(options: CampaignOptions) -> CampaignResult:
                 toxiproxy.stop()
             target.stop()
     provenance = RunProvenance(run_id=new_run_id(), target=target.info.as_record(),
-                               driver={"name": driver.name, "version": driver.version}, failpoints="native")
+                               driver={"name": driver.name, "version": driver.version}, failpoints="native",
+                               extra={"labels": dict(options.labels)})
     result.record = _record(provenance, options, result, started_at)
     store = ResultsStore(options.results)
     try:

@@ -70,6 +70,20 @@ def single_host_uri(uri: str) -> str:
 
 
 
+def secantus_package() -> dict[str, str]:
+    """Which SecantusDB release is installed, for the provenance of targets that run it (what ran, not a label)."""
+    return {"package": "secantusdb", "package_version": secantus_package_version()}
+
+
+def secantus_package_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("secantusdb")
+    except PackageNotFoundError:
+        return "unknown"
+
+
 def detect_topology(hello: dict[str, Any], load_balanced: bool = False) -> str:
     if load_balanced or hello.get("serviceId") is not None:
         return "load-balanced"

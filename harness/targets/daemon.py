@@ -19,7 +19,7 @@ from pathlib import Path
 from pymongo import MongoClient
 from pymongo.errors import PyMongoError
 
-from harness.targets.base import Target, TargetInfo, TargetUnavailable
+from harness.targets.base import Target, TargetInfo, TargetUnavailable, secantus_package
 
 _START_TIMEOUT_S = 30.0
 _STOP_TIMEOUT_S = 10.0
@@ -53,7 +53,7 @@ class SecantusDaemon(Target):
         self._wait_until_answering()
         self.connect_admin()
         self.info.details.update({"test_commands": self.test_commands, "pid": self.process.pid,
-                                  "log": self._log.name})
+                                  "log": self._log.name, **secantus_package()})
         return self.info
 
     def _wait_until_answering(self) -> None:

@@ -13,7 +13,7 @@ import os
 import tempfile
 from typing import Any
 
-from harness.targets.base import Target, TargetInfo, TargetUnavailable
+from harness.targets.base import Target, TargetInfo, TargetUnavailable, secantus_package, secantus_package_version
 
 
 class EmbeddedSecantus(Target):
@@ -35,14 +35,20 @@ class EmbeddedSecantus(Target):
             from secantus import SecantusDBServer
         except ImportError as exc:  # pragma: no cover - a dependency of the package
             raise TargetUnavailable(f"the embedded target needs the 'secantusdb' package: {exc}") from exc
-        self.server = SecantusDBServer(port=0, storage_path=self.storage_path,
-                                       enable_test_commands=self.enable_test_commands, **self.server_options)
+        options = {"port": 0, "storage_path": self.storage_path, **self.server_options}
+        test_commands_configurable = _accepts(SecantusDBServer, "enable_test_commands")
+        if test_commands_configurable:
+            options["enable_test_commands"] = self.enable_test_commands
+        elif not self.enable_test_commands:
+            raise TargetUnavailable(f"secantusdb {secantus_package_version()} cannot turn test commands off "
+                                    "(its server takes no enable_test_commands option)")
+        self.server = SecantusDBServer(**options)
         self.server.start()
         self.uri = self.server.uri
         self.connect_admin()
-        self.info.details["package"] = "secantusdb"
-        self.info.details["package_version"] = _package_version()
-        self.info.details["test_commands"] = self.enable_test_commands
+        self.info.details.update(secantus_package())
+        # Releases before 0.7 have no switch: whether they accept configureFailPoint is probed by the run.
+        self.info.details["test_commands"] = self.enable_test_commands if test_commands_configurable else "release default"
         self.info.details["log"] = self.log_path
         return self.info
 
@@ -71,10 +77,9 @@ class EmbeddedSecantus(Target):
             self._log_handler = None
 
 
-def _package_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
+def _accepts(cls: type, keyword: str) -> bool:
+    """Whether ``cls(...)`` takes ``keyword``: server options differ between SecantusDB releases."""
+    import inspect
 
-    try:
-        return version("secantusdb")
-    except PackageNotFoundError:
-        return "unknown"
+    parameters = inspect.signature(cls.__init__).parameters
+    return keyword in parameters or any(p.kind is p.VAR_KEYWORD for p in parameters.values())

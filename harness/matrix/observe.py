@@ -1,0 +1,129 @@
+"""What the records of a repeat say actually ran, checked against what the cell asked for.
+
+A cell's label is a request; the records carry what the run read at run time
+(``driver.version`` is ``pymongo.version`` in the running process, and
+``target.details.package_version`` the SecantusDB distribution it started; a
+real server reports its own version). A difference means the environment is
+not what the matrix claims to certify, so it is flagged, never papered over.
+An axis the records do not describe is ``unverified``, said as loudly.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from packaging.version import InvalidVersion, Version
+
+from harness.matrix.cells import Cell
+from harness.reporting import OUTCOMES
+from harness.results import RECORD_SCHEMA, read_records
+
+OK, MISMATCH, UNVERIFIED, RECORDED = "ok", "MISMATCH", "unverified", "recorded"
+#: Stands in the list of actual versions for records that do not state one.
+NOT_RECORDED = "not recorded"
+
+
+@dataclass
+class Observation:
+    records: int = 0
+    counts: dict[str, int] = field(default_factory=dict)
+    driver_versions: list[str] = field(default_factory=list)
+    target_versions: list[str] = field(default_factory=list)
+
+
+def _package_version(record: dict[str, Any]) -> str | None:
+    return (record.get("target") or {}).get("details", {}).get("package_version")
+
+
+def _server_version(record: dict[str, Any]) -> str | None:
+    return (record.get("target") or {}).get("version")
+
+
+def _same_release(requested: str, actual: str) -> bool:
+    try:
+        return Version(requested) == Version(actual)
+    except InvalidVersion:
+        return requested == actual
+
+
+def _image_release(requested: str, actual: str) -> bool:
+    """``mongo:8.0`` matches a server reporting 8.0.x."""
+    return actual == requested or actual.startswith(f"{requested}.")
+
+
+@dataclass(frozen=True)
+class TargetAxis:
+    """How a kind of target states its version in a record, what the cell asked for, and how the two compare."""
+
+    actual: Callable[[dict[str, Any]], str | None]
+    requested: Callable[[Cell, dict[str, Any]], str | None]
+    matches: Callable[[str, str], bool]
+
+
+def _requested_release(cell: Cell, installed: dict[str, Any]) -> str | None:
+    # A cell without a release asked for "whatever the pins resolve to": what was installed is the request.
+    return cell.secantusdb or installed.get("secantusdb")
+
+
+def _image_tag(cell: Cell, installed: dict[str, Any]) -> str | None:
+    tag = cell.target.partition("=")[2].rpartition(":")[2]
+    return tag if tag[:1].isdigit() else None
+
+
+_SECANTUS = TargetAxis(_package_version, _requested_release, _same_release)
+TARGET_AXES: dict[str, TargetAxis] = {
+    "embedded": _SECANTUS,
+    "embedded-no-test-commands": _SECANTUS,
+    "secantusdb-daemon": _SECANTUS,
+    "testcontainers": TargetAxis(_server_version, _image_tag, _image_release),
+    "uri": TargetAxis(_server_version, lambda cell, installed: None, _image_release),
+}
+
+
+def observe(path: Path, cell: Cell) -> Observation:
+    """Counts and versions from a repeat's results file (missing file: nothing observed)."""
+    if not path.exists():
+        return Observation()
+    records = [r for r in read_records(path) if r.get("record") == RECORD_SCHEMA]
+    counts = Counter(r.get("outcome") for r in records)
+    axis = TARGET_AXES[cell.target_name]
+    return Observation(
+        records=len(records),
+        counts={outcome: counts.get(outcome, 0) for outcome in OUTCOMES},
+        driver_versions=sorted({str((r.get("driver") or {}).get("version") or NOT_RECORDED) for r in records}),
+        target_versions=sorted({str(axis.actual(r) or NOT_RECORDED) for r in records}),
+    )
+
+
+def _verdict(requested: str | None, actual: list[str], matches: Callable[[str, str], bool]) -> str:
+    """Unverified as soon as one record does not say: a version shown by some records only proves nothing."""
+    if not actual or NOT_RECORDED in actual:
+        return UNVERIFIED
+    if requested is None:
+        return RECORDED
+    return OK if all(matches(requested, version) for version in actual) else MISMATCH
+
+
+def check_versions(cell: Cell, observation: Observation, installed: dict[str, Any]) -> dict[str, Any]:
+    """Per axis: requested, actual (from the records) and ``ok``/``MISMATCH``/``unverified``/``recorded``."""
+    if observation.records == 0:
+        return {}
+    axis = TARGET_AXES[cell.target_name]
+    target_requested = axis.requested(cell, installed)
+    return {
+        "driver": {"requested": cell.pymongo, "actual": observation.driver_versions,
+                   "verdict": _verdict(cell.pymongo, observation.driver_versions, _same_release)},
+        "target": {"requested": target_requested, "actual": observation.target_versions,
+                   "verdict": _verdict(target_requested, observation.target_versions, axis.matches)},
+    }
+
+
+def version_problems(check: dict[str, Any]) -> list[str]:
+    """Lines to shout about: mismatches and axes the records do not describe."""
+    return [f"{axis}: {item['verdict']} (requested {item['requested'] or 'nothing'}, "
+            f"records say {', '.join(item['actual']) or 'nothing'})"
+            for axis, item in check.items() if item["verdict"] in (MISMATCH, UNVERIFIED)]

@@ -1,0 +1,85 @@
+"""``harness report``: the command line of the report job.
+
+This module is imported by ``harness``'s parser, so it must not import
+pyspark: ``harness run`` never loads Spark. The job's modules are imported
+inside :func:`command_report`, after the runtime (PySpark and a Java 17+
+JVM) has been checked, so a missing piece is one clear line and exit 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import sys
+import warnings
+from pathlib import Path
+
+from reports.java import JavaMissing, check_java
+
+PYSPARK_HINT = "install it with `pip install -e '.[reports]'` (PySpark 4, pandas, pyarrow)"
+
+
+def add_report_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("inputs", nargs="+", metavar="INPUT",
+                        help="results files (*.jsonl), JUnit XML from the pytest plugin, or directories of them "
+                             "(including a verdicts directory written by --append-to)")
+    parser.add_argument("--out", type=Path, required=True, metavar="DIR",
+                        help="where report.html and tables/ (Parquet and CSV) are written")
+    parser.add_argument("--baseline", nargs="+", default=None, metavar="INPUT",
+                        help="runs to compare with: newly failing, passing, skipped and flaky tests")
+    parser.add_argument("--master", default=None, metavar="URL",
+                        help="Spark master (default local[*]; e.g. spark://host:7077 for a standalone cluster)")
+    parser.add_argument("--append-to", type=Path, default=None, metavar="DIR",
+                        help="add these runs to the history in DIR/verdicts (a run already there is not added "
+                             "twice) and report over the whole history")
+    parser.add_argument("--title", default=None, help="the page's title")
+    parser.add_argument("--driver-memory", default="2g", metavar="SIZE",
+                        help="memory for the Spark driver JVM in local mode (default 2g)")
+
+
+class PySparkMissing(RuntimeError):
+    pass
+
+
+def check_runtime() -> None:
+    """PySpark importable and a Java it can run on; raises with the fix otherwise."""
+    if importlib.util.find_spec("pyspark") is None:
+        raise PySparkMissing(f"harness report needs PySpark, which is not installed; {PYSPARK_HINT}")
+    check_java()
+
+
+def command_report(args: argparse.Namespace) -> int:
+    """Run the report; 0 on success, 2 when the runtime is missing or an input could not be used."""
+    try:
+        check_runtime()
+    except (PySparkMissing, JavaMissing) as exc:
+        print(f"harness report: {exc}", file=sys.stderr)
+        return 2
+    from reports.discover import discover_inputs
+
+    found = discover_inputs(args.inputs)
+    if found.empty:
+        for path, problem in found.problems:
+            print(f"harness report: {path}: {problem}", file=sys.stderr)
+        print("harness report: no results to report on", file=sys.stderr)
+        return 2
+    warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas", category=FutureWarning)
+    from reports.job import run_report
+    from reports.session import report_session
+    from reports.summary import headline, summary_lines
+
+    with report_session(args.master, args.driver_memory) as spark:
+        result = run_report(spark, args.inputs, args.out, baseline=args.baseline, append_to=args.append_to,
+                            title=args.title)
+    print(f"report: {result.page}")
+    print(f"tables: {result.tables_dir} (Parquet and CSV)")
+    if result.runs_added is not None:
+        print(f"history: {result.runs_added} new run(s) appended to {args.append_to}")
+    for line in summary_lines(result.tables):
+        print(line)
+    unusable = headline(result.tables).file_problems
+    if unusable:
+        print(f"harness report: {len(unusable)} input(s) could not be used (named above); the report covers the rest",
+              file=sys.stderr)
+        return 2
+    return 0

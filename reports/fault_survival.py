@@ -1,0 +1,26 @@
+"""Fault survival per cell, from campaign records.
+
+A campaign record (``format: campaign``) is one seeded run of faults against
+a change stream; its details say how many faults were injected, how many
+times the driver resumed, how many events were written, and what went wrong
+(delivery anomalies, errors the spec does not allow to reach the app).
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from reports.frames import sorted_table
+#: Campaign detail columns summed per cell.
+SUMMED = ("faults_injected", "resumes", "events", "anomalies", "disallowed_errors")
+
+
+def fault_survival(verdicts: DataFrame) -> DataFrame:
+    """One row per cell that ran campaigns."""
+    survival = (verdicts.where(F.col("format") == "campaign")
+            .groupBy("cell").agg(
+                F.count("*").alias("campaigns"),
+                F.count_if(F.col("outcome") == "passed").alias("passed"),
+                *[F.coalesce(F.sum(column), F.lit(0)).alias(column) for column in SUMMED]))
+    return sorted_table(survival, "cell")

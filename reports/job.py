@@ -1,0 +1,136 @@
+"""The report job: inputs -> normalised verdicts -> tables -> Parquet/CSV -> one HTML page.
+
+:func:`compute_tables` is the API (benchmarks call it): it returns every
+table as a lazy DataFrame over verdicts that are read once and persisted.
+:data:`TABLES` says how each table is made, one entry per table, in the
+order they are written. :func:`run_report` is what ``harness report`` does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from pyspark import StorageLevel
+from pyspark.sql import DataFrame, SparkSession
+
+from reports import axes, baseline, clusters, conformance, fault_survival, flakiness, history
+from reports.collect import TableRows
+from reports.discover import discover_inputs
+from reports.frames import sorted_table
+from reports.normalise import conform, verdicts_from_pytest_cases, verdicts_from_records
+from reports.read import read_inputs
+from reports.render import render_report
+from reports.versions import version_dimension
+from reports.write import tables_directory, write_tables
+
+__all__ = ["compute_tables", "write_tables", "render_report", "run_report", "load_inputs", "TABLES"]
+
+
+@dataclass
+class Loaded:
+    """Verdicts (persisted) and what the inputs said besides: matrix cells not built, input problems."""
+
+    verdicts: DataFrame
+    cells: DataFrame
+    problems: DataFrame
+
+
+@dataclass
+class Sources:
+    """Everything the tables are made from."""
+
+    verdicts: DataFrame
+    baseline: DataFrame | None
+    cells: DataFrame
+    problems: DataFrame
+    versions: DataFrame
+
+
+def load_inputs(spark: SparkSession, inputs: list[str]) -> Loaded:
+    """Discover, read and normalise ``inputs``; the verdicts are persisted (every table reads them)."""
+    raw = read_inputs(spark, discover_inputs(inputs))
+    verdicts = (verdicts_from_records(raw.results)
+                .unionByName(verdicts_from_pytest_cases(raw.pytest_cases))
+                .unionByName(conform(raw.verdicts)))
+    return Loaded(materialise(verdicts), raw.cells, raw.problems)
+
+
+def materialise(verdicts: DataFrame) -> DataFrame:
+    """Compute the verdicts once and keep them on the executors (memory, spilling to disk).
+
+    Every table reads them; a local checkpoint also cuts the lineage (the JSON parsing, the unions), so
+    each table's plan starts from the stored verdicts instead of re-analysing the whole read.
+    """
+    return verdicts.localCheckpoint(eager=True, storageLevel=StorageLevel.MEMORY_AND_DISK)
+
+
+#: Each table, in the order written: how it is made from the sources and the tables made before it.
+TABLES: dict[str, Callable[[Sources, dict[str, DataFrame]], DataFrame]] = {
+    "cells": lambda s, t: conformance.cells(s.verdicts, s.versions),
+    "cell_files": lambda s, t: conformance.cell_files(s.verdicts),
+    "cell_tests": lambda s, t: conformance.cell_tests(s.verdicts),
+    "version_status": lambda s, t: axes.version_status(s.verdicts, s.versions),
+    "first_pass": lambda s, t: axes.first_pass(t["version_status"]),
+    "transitions": lambda s, t: axes.transitions(t["version_status"]),
+    "flakiness": lambda s, t: flakiness.flakiness(s.verdicts),
+    "failure_clusters": lambda s, t: clusters.failure_clusters(s.verdicts),
+    "fault_survival": lambda s, t: fault_survival.fault_survival(s.verdicts),
+    "baseline_diff": lambda s, t: baseline.baseline_diff(
+        t["cell_tests"], None if s.baseline is None else conformance.cell_tests(s.baseline)),
+    "runs": lambda s, t: history.runs(s.verdicts),
+    "unbuilt_cells": lambda s, t: sorted_table(s.cells.select("matrix", "cell", "stage", "reason", "at", "file"),
+                                               "matrix", "cell"),
+    "input_problems": lambda s, t: sorted_table(s.problems, "file", "problem"),
+}
+
+
+def tables_from(sources: Sources) -> dict[str, DataFrame]:
+    """Every table of :data:`TABLES`, lazily (nothing runs until a table is written or read)."""
+    made: dict[str, DataFrame] = {}
+    for name, make in TABLES.items():
+        made[name] = make(sources, made)
+    return made
+
+
+def compute_tables(spark: SparkSession, inputs: list[str], *, baseline: list[str] | None = None
+                   ) -> dict[str, DataFrame]:
+    """Every report table over ``inputs`` (files or directories), diffed against ``baseline`` when given."""
+    loaded = load_inputs(spark, inputs)
+    return tables_over(spark, loaded, loaded.verdicts, baseline)
+
+
+def tables_over(spark: SparkSession, loaded: Loaded, verdicts: DataFrame, baseline: list[str] | None
+                ) -> dict[str, DataFrame]:
+    """The tables over ``verdicts`` (this input, or the whole history), with ``loaded``'s cells and problems."""
+    problems = loaded.problems
+    if baseline:
+        against = load_inputs(spark, baseline)
+        base_verdicts, problems = against.verdicts, problems.unionByName(against.problems)
+    else:
+        base_verdicts = None
+    versions = version_dimension(spark, verdicts, list(axes.AXES))
+    return tables_from(Sources(verdicts, base_verdicts, loaded.cells, problems, versions))
+
+
+@dataclass
+class ReportResult:
+    page: Path
+    tables_dir: Path
+    tables: dict[str, TableRows]
+    runs_added: int | None = None
+
+
+def run_report(spark: SparkSession, inputs: list[str], out_dir: Path, *, baseline: list[str] | None = None,
+               append_to: Path | None = None, title: str | None = None) -> ReportResult:
+    """``harness report``: tables and page in ``out_dir``; with ``append_to``, over the whole history there."""
+    loaded = load_inputs(spark, inputs)
+    verdicts, added = loaded.verdicts, None
+    if append_to is not None:
+        added, verdicts = history.append_verdicts(spark, loaded.verdicts, append_to)
+        verdicts = materialise(verdicts)
+    tables = tables_over(spark, loaded, verdicts, baseline)
+    collected = write_tables(tables, out_dir)
+    page = render_report(collected, Path(out_dir) / "report.html", title=title or "Change-stream conformance report")
+    return ReportResult(page, tables_directory(out_dir), collected, added)

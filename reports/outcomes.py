@@ -1,0 +1,48 @@
+"""Counting verdicts, one definition for every table.
+
+"Decided" verdicts are passed, failed and error; a pass rate is
+``passed / decided`` and null when nothing was decided (all skipped). The
+status of a group of verdicts (a cell x test, a test at a version) is
+``pass`` when every decided one passed, ``fail`` when none did, ``flaky``
+when both happened, and ``skip`` when nothing was decided.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+OUTCOMES = ("passed", "failed", "error", "skipped")
+DECIDED = ("passed", "failed", "error")
+FAILING = ("failed", "error")
+
+
+def is_failure() -> Column:
+    return F.col("outcome").isin(*FAILING)
+
+
+def outcome_counts() -> list[Column]:
+    """Aggregations: runs, verdicts, one count per outcome, decided and pass_rate."""
+    counts = [F.count_if(F.col("outcome") == outcome).alias(outcome) for outcome in OUTCOMES]
+    return [F.count_distinct("run_id").alias("runs"), F.count("*").alias("verdicts"), *counts]
+
+
+def with_rates(grouped_counts: DataFrame) -> DataFrame:
+    """Add ``decided``, ``pass_rate`` and ``status`` to a frame of :func:`outcome_counts`."""
+    decided = F.col("passed") + F.col("failed") + F.col("error")
+    return (grouped_counts.withColumn("decided", decided)
+            .withColumn("pass_rate", F.when(decided > 0, F.col("passed") / decided))
+            .withColumn("status", status(F.col("passed"), F.col("failed") + F.col("error"))))
+
+
+def status(passed: Column, failures: Column) -> Column:
+    """``pass``, ``fail``, ``flaky`` or ``skip`` from the passed and failing counts of a group."""
+    return (F.when((passed > 0) & (failures > 0), "flaky").when(failures > 0, "fail")
+            .when(passed > 0, "pass").otherwise("skip"))
+
+
+def latest_failure_message() -> Column:
+    """The message of the group's most recent failing verdict (null when none failed)."""
+    when = F.coalesce(F.col("started_at"), F.lit(0).cast("timestamp"))
+    latest = F.max(F.when(is_failure(), F.struct(when.alias("at"), F.col("message").alias("message"))))
+    return latest["message"].alias("message")

@@ -1,0 +1,175 @@
+"""The matrix manifest: atomic rewrites, and resuming a matrix that was killed or interrupted."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness.matrix.cells import Cell
+from harness.matrix.definition import MatrixDefinition
+from harness.matrix.files import atomic_write_json
+from harness.matrix.manifest import DONE, FAILED, PENDING, RUNNING, Manifest, ManifestError
+
+CELLS = [Cell("4.19.0", "embedded", "0.7.0b3"), Cell("4.20.0", "embedded", "0.7.0b3")]
+
+
+def definition(repeat: int = 2, pymongo: tuple[str, ...] = ("4.19.0", "4.20.0")) -> MatrixDefinition:
+    return MatrixDefinition(pymongo=pymongo, secantusdb=("0.7.0b3",), targets=("embedded",), servers=(),
+                            suites=("prose",), repeat=repeat)
+
+
+def envs(key: str = "k1") -> dict:
+    return {cell.id: (Path(f"/envs/{key}-{cell.pymongo}"), f"{key}-{cell.pymongo}") for cell in CELLS}
+
+
+def open_manifest(out: Path, repeat: int = 2, key: str = "k1", **options):
+    return Manifest.open(out, definition(repeat), CELLS, envs(key), **options)
+
+
+def on_disk(out: Path) -> dict:
+    return json.loads((out / "manifest.json").read_text())
+
+
+def set_status(manifest: Manifest, cell: Cell, n: int, status: str, **fields) -> None:
+    manifest.update(lambda: manifest.repeat(cell.id, n).update(status=status, **fields))
+
+
+def test_a_new_manifest_lists_every_cell_and_repeat_pending(tmp_path):
+    manifest, notes = open_manifest(tmp_path)
+    data = on_disk(tmp_path)
+    assert notes == [] and data["matrix"] == definition().matrix_id and data["record"] == "cs-harness.matrix/1"
+    assert [c["id"] for c in data["cells"]] == [c.id for c in CELLS]
+    first = data["cells"][0]
+    assert first["requested"] == {"pymongo": "4.19.0", "target": "embedded", "secantusdb": "0.7.0b3"}
+    assert first["env"]["path"] == "/envs/k1-4.19.0" and first["env"]["status"] == PENDING
+    assert [(r["repeat"], r["status"], r["results"]) for r in first["repeats"]] == [
+        (1, PENDING, f"cells/{CELLS[0].id}/r1.jsonl"), (2, PENDING, f"cells/{CELLS[0].id}/r2.jsonl")]
+    assert manifest.pending(CELLS[0].id) == [1, 2]
+
+
+def test_every_change_is_on_disk_at_once(tmp_path):
+    manifest, _ = open_manifest(tmp_path)
+    set_status(manifest, CELLS[1], 2, RUNNING, pid=4242)
+    repeat = on_disk(tmp_path)["cells"][1]["repeats"][1]
+    assert repeat["status"] == RUNNING and repeat["pid"] == 4242
+    assert not list(tmp_path.glob(".manifest.json.*"))  # no temporary file left behind
+
+
+def test_atomic_write_never_leaves_a_torn_file(tmp_path, monkeypatch):
+    path = tmp_path / "state.json"
+    atomic_write_json(path, {"v": 1})
+
+    def crash(*args, **kwargs):
+        raise OSError("disk gone")
+
+    monkeypatch.setattr("os.replace", crash)
+    with pytest.raises(OSError):
+        atomic_write_json(path, {"v": 2})
+    assert json.loads(path.read_text()) == {"v": 1}
+
+
+def test_resume_after_a_kill_reruns_the_running_repeat_and_keeps_its_partial_results(tmp_path):
+    manifest, _ = open_manifest(tmp_path)
+    cell = CELLS[0]
+    set_status(manifest, cell, 1, DONE, counts={"passed": 3})
+    set_status(manifest, cell, 2, RUNNING, pid=None)
+    set_status(manifest, CELLS[1], 1, FAILED, failure={"stage": "run", "reason": "exit 2"})
+    partial = tmp_path / manifest.repeat(cell.id, 2)["results"]
+    partial.parent.mkdir(parents=True, exist_ok=True)
+    partial.write_text('{"record": "cs-harness.result/1", "outcome": "passed"}\n{"record": "cs-harn')
+    finished = tmp_path / manifest.repeat(cell.id, 1)["results"]
+    finished.write_text('{"record": "cs-harness.result/1"}\n')
+
+    resumed, notes = open_manifest(tmp_path)  # the same command again, as after a SIGKILL
+    assert resumed.pending(cell.id) == [2] and resumed.pending(CELLS[1].id) == [2]
+    assert resumed.repeat(cell.id, 1)["status"] == DONE and resumed.repeat(cell.id, 1)["counts"] == {"passed": 3}
+    assert resumed.repeat(CELLS[1].id, 1)["status"] == FAILED  # failed repeats stay failed ...
+    assert finished.exists() and not partial.exists()
+    [kept] = partial.parent.glob("r2.jsonl.interrupted-*")
+    assert kept.read_text().startswith('{"record": "cs-harness.result/1", "outcome": "passed"}')
+    assert resumed.repeat(cell.id, 2)["set_aside"] == [str(kept.relative_to(tmp_path))]
+    assert len(notes) == 1 and "r2: was running, runs again" in notes[0] and kept.name in notes[0]
+
+    again, _ = open_manifest(tmp_path, retry_failed=True)  # ... unless asked
+    assert again.pending(CELLS[1].id) == [1, 2]
+
+
+def test_resume_kills_the_children_a_killed_matrix_left_running(tmp_path):
+    manifest, _ = open_manifest(tmp_path)
+    results = tmp_path / manifest.repeat(CELLS[0].id, 1)["results"]
+    orphan = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", str(results)],
+                              start_new_session=True)
+    bystander = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "unrelated"],
+                                 start_new_session=True)
+    try:
+        set_status(manifest, CELLS[0], 1, RUNNING, pid=orphan.pid)
+        set_status(manifest, CELLS[0], 2, RUNNING, pid=bystander.pid)  # a reused pid: not ours, left alone
+        _, notes = open_manifest(tmp_path)
+        assert orphan.wait(timeout=10) < 0
+        assert bystander.poll() is None
+        assert any(f"killed pid {orphan.pid}" in note for note in notes)
+    finally:
+        for process in (orphan, bystander):
+            process.kill()
+            process.wait()
+
+
+def test_an_interrupted_repeat_runs_again(tmp_path):
+    manifest, _ = open_manifest(tmp_path)
+    set_status(manifest, CELLS[1], 1, "interrupted")
+    resumed, notes = open_manifest(tmp_path)
+    assert resumed.pending(CELLS[1].id) == [1, 2] and "was interrupted" in notes[0]
+
+
+def test_another_definition_in_the_same_out_directory_is_refused(tmp_path):
+    open_manifest(tmp_path)
+    with pytest.raises(ManifestError, match="holds matrix m-.* with another definition"):
+        Manifest.open(tmp_path, definition(pymongo=("4.20.0",)), CELLS[1:], envs())
+
+
+def test_more_repeats_extend_a_finished_matrix_and_fewer_keep_finished_ones(tmp_path):
+    manifest, _ = open_manifest(tmp_path, repeat=2)
+    for cell in CELLS:
+        for n in (1, 2):
+            set_status(manifest, cell, n, DONE)
+    extended, _ = open_manifest(tmp_path, repeat=3)
+    assert extended.pending(CELLS[0].id) == [3]
+    assert on_disk(tmp_path)["definition"]["repeat"] == 3
+    shrunk, _ = open_manifest(tmp_path, repeat=1)
+    assert [r["repeat"] for r in shrunk.cell(CELLS[0].id)["repeats"]] == [1, 2]  # done: kept; pending r3: dropped
+
+
+def test_a_changed_environment_key_rebuilds_and_retries_cells_that_could_not_be_built(tmp_path):
+    manifest, _ = open_manifest(tmp_path)
+    failure = {"stage": "install", "reason": "no solution"}
+    manifest.update(lambda: manifest.cell(CELLS[0].id).update(failure=failure))
+    set_status(manifest, CELLS[0], 1, FAILED, failure=failure)
+    set_status(manifest, CELLS[0], 2, FAILED, failure={"stage": "run", "reason": "exit 2"})
+    same, _ = open_manifest(tmp_path)
+    assert same.pending(CELLS[0].id) == []
+    repinned, _ = open_manifest(tmp_path, key="k2")  # e.g. the harness's pins changed
+    assert repinned.pending(CELLS[0].id) == [1] and repinned.cell(CELLS[0].id)["failure"] is None
+    assert repinned.cell(CELLS[0].id)["env"]["key"] == "k2-4.19.0"
+
+
+def test_an_unreadable_manifest_is_an_error_not_a_fresh_start(tmp_path):
+    (tmp_path / "manifest.json").write_text('{"matrix": ')
+    with pytest.raises(ManifestError, match="not a readable manifest"):
+        open_manifest(tmp_path)
+
+
+
+def test_new_repeats_of_a_cell_that_cannot_be_built_fail_as_it_did_without_another_build(tmp_path):
+    manifest, _ = open_manifest(tmp_path, repeat=1)
+    failure = {"stage": "install", "reason": "no solution", "at": "then"}
+    manifest.update(lambda: manifest.cell(CELLS[0].id).update(failure=failure))
+    set_status(manifest, CELLS[0], 1, FAILED, failure=failure)
+    extended, _ = open_manifest(tmp_path, repeat=2)
+    assert extended.pending(CELLS[0].id) == [] and extended.repeat(CELLS[0].id, 2)["failure"] == failure
+    assert extended.pending(CELLS[1].id) == [1, 2]
+    retried, _ = open_manifest(tmp_path, repeat=2, retry_failed=True)
+    assert retried.pending(CELLS[0].id) == [1, 2]
