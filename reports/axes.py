@@ -5,7 +5,11 @@ An axis is a version column; the context is everything else in the cell
 a test is compared only with itself in the same configuration. Versions are
 ordered through :mod:`reports.versions`, never by text. A regression is a
 version where the test fails (or is flaky) while it passed at the previous
-decided version; a fix is the reverse. Both carry the failure message.
+decided version; a fix is the reverse. Both carry the failure message. A
+test that is skipped at one version and runs at the next (``now runs``: a
+server that starts reporting a newer version, say) or the reverse (``no
+longer runs``) is a change too, carrying the skip reason: coverage that
+appears or vanishes between releases is news a matrix must show.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from pyspark.sql import functions as F
 
 from reports.frames import sorted_table
 from reports.normalise import UNKNOWN, cell_name
-from reports.outcomes import latest_failure_message, outcome_counts, with_rates
+from reports.outcomes import latest_failure_message, latest_skip_reason, outcome_counts, with_rates
 from reports.versions import with_version_rank
 
 #: The version axes the report follows (each one is a verdict column).
@@ -30,7 +34,7 @@ def version_status(verdicts: DataFrame, dimension: DataFrame) -> DataFrame:
         known = verdicts.where(F.col(axis).isNotNull() & (F.col(axis) != UNKNOWN))
         grouped = known.groupBy(F.lit(axis).alias("axis"), cell_name(omit=axis).alias("context"), "test_id",
                                 F.col(axis).alias("version")).agg(
-            F.min("test").alias("test"), *outcome_counts(), latest_failure_message())
+            F.min("test").alias("test"), *outcome_counts(), latest_failure_message(), latest_skip_reason())
         frames.append(grouped)
     stacked = frames[0]
     for frame in frames[1:]:
@@ -54,18 +58,44 @@ def first_pass(status: DataFrame) -> DataFrame:
         F.count_if(F.col("status") != "skip").alias("versions_decided")), *KEYS)
 
 
+#: The kinds of change between consecutive versions, in the order the table lists them.
+CHANGES = ("regression", "fix", "now runs", "no longer runs")
+
+
 def transitions(status: DataFrame) -> DataFrame:
-    """Regressions and fixes between consecutive decided versions, with the failure message."""
+    """Regressions and fixes between consecutive decided versions, and tests that start or stop running.
+
+    Regressions and fixes compare with the previous *decided* version (skips in between are passed
+    over); ``now runs`` and ``no longer runs`` compare with the previous version, whatever it did.
+    """
     order = Window.partitionBy(*KEYS).orderBy("version_rank", "version")
-    previous = (status.where(F.col("status") != "skip")
-                .withColumn("previous_version", F.lag("version").over(order))
-                .withColumn("previous_status", F.lag("status").over(order))
-                .withColumn("previous_message", F.lag("message").over(order)))
-    regression = (F.col("previous_status") == "pass") & F.col("status").isin("fail", "flaky")
-    fix = F.col("previous_status").isin("fail", "flaky") & (F.col("status") == "pass")
-    change = F.when(regression, "regression").when(fix, "fix")
-    changes = (previous.withColumn("change", change).where(F.col("change").isNotNull())
-            .select(*KEYS, "test", "version", "version_rank", "change", "previous_version", "previous_status",
-                    "status", F.when(regression, F.col("message")).otherwise(F.col("previous_message")).alias(
-                        "message")))
-    return sorted_table(changes, F.desc("change"), *KEYS, "version_rank")  # regressions first
+    earlier = order.rowsBetween(Window.unboundedPreceding, -1)
+    decided = F.col("status") != "skip"
+    seen = F.struct("version", "status", "message", "skip_reason")
+    prior_decided = F.last(F.when(decided, seen), ignorenulls=True).over(earlier)
+    prior = F.lag(seen).over(order)
+    marked = status.withColumn("prior_decided", prior_decided).withColumn("prior", prior)
+    was, was_decided = F.col("prior"), F.col("prior_decided")
+    regression = (was_decided["status"] == "pass") & F.col("status").isin("fail", "flaky")
+    fix = was_decided["status"].isin("fail", "flaky") & (F.col("status") == "pass")
+    now_runs = (was["status"] == "skip") & decided
+    stopped = was["status"].isNotNull() & (was["status"] != "skip") & ~decided
+    change = (F.when(regression, "regression").when(fix, "fix")
+              .when(now_runs, "now runs").when(stopped, "no longer runs"))
+    by_decided = regression | fix
+    changes = (marked.withColumn("change", change).where(F.col("change").isNotNull())
+               .select(*KEYS, "test", "version", "version_rank", "change",
+                       F.when(by_decided, was_decided["version"]).otherwise(was["version"]).alias("previous_version"),
+                       F.when(by_decided, was_decided["status"]).otherwise(was["status"]).alias("previous_status"),
+                       "status",
+                       F.when(regression, F.col("message")).when(fix, was_decided["message"])
+                       .when(now_runs, was["skip_reason"]).otherwise(F.col("skip_reason")).alias("message"),
+                       _change_order(F.col("change")).alias("change_order")))
+    return sorted_table(changes, "change_order", *KEYS, "version_rank").drop("change_order")
+
+
+def _change_order(change: Column) -> Column:
+    ordered = F.lit(len(CHANGES))
+    for index, name in reversed(list(enumerate(CHANGES))):
+        ordered = F.when(change == name, index).otherwise(ordered)
+    return ordered

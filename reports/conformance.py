@@ -12,17 +12,18 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from reports.frames import distinct_values, sorted_table
+from reports.normalise import network_faults_configured
 from reports.outcomes import latest_failure_message, outcome_counts, with_rates
 from reports.versions import with_version_rank
 
-#: The columns a cell is made of (its name is a function of them).
-CELL_AXES = ("driver_name", "driver_version", "target_name", "target_version", "topology", "failpoints",
-             "network_faults")
+#: The columns a cell is made of (its name is a function of them and of whether network faults were configured).
+CELL_AXES = ("driver_name", "driver_version", "target_name", "target_version", "topology", "failpoints")
 
 
 def cells(verdicts: DataFrame, versions: DataFrame) -> DataFrame:
     """One row per cell: its axes, runs, verdict counts and pass rate; in version order (``versions``)."""
     grouped = verdicts.groupBy("cell", *CELL_AXES).agg(
+        F.bool_or(network_faults_configured()).alias("network_faults"),
         distinct_values("target_kind").alias("target_kinds"),
         distinct_values("server_version").alias("server_versions"),
         *outcome_counts())

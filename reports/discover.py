@@ -40,15 +40,23 @@ class InputFiles:
         return not (self.jsonl or self.junit or self.parquet)
 
 
-def discover_inputs(paths: list[str]) -> InputFiles:
-    """Sort ``paths`` (files or directories, searched recursively) into the kinds the job reads."""
+def discover_inputs(paths: list[str], exclude: Path | None = None) -> InputFiles:
+    """Sort ``paths`` (files or directories, searched recursively) into the kinds the job reads.
+
+    Nothing under ``exclude`` (the report's own ``--out``) is an input: a report rerun into a directory
+    inside its inputs must not read the verdicts it wrote last time, nor overwrite what it is reading.
+    """
     found = InputFiles()
+    skip = exclude.resolve() if exclude is not None else None
     for text in paths:
         path = Path(text)
         if not path.exists():
             found.problems.append((text, "does not exist"))
+        elif skip is not None and _within(path.resolve(), skip):
+            found.problems.append((text, f"is inside the report's own --out {exclude}: a report does not read "
+                                         "its own output"))
         elif path.is_dir():
-            if not _walk(path, found):
+            if not _walk(path, found, skip):
                 found.problems.append((text, "directory holds no results (*.jsonl, *.xml or harness verdicts)"))
         elif path.suffix in SUFFIX_KINDS:
             found.add(SUFFIX_KINDS[path.suffix], path)
@@ -57,11 +65,18 @@ def discover_inputs(paths: list[str]) -> InputFiles:
     return found
 
 
-def _walk(root: Path, found: InputFiles) -> bool:
+def _within(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
+
+
+def _walk(root: Path, found: InputFiles, skip: Path | None = None) -> bool:
     """Add every results file under ``root``; a verdicts directory is taken whole. True when any was found."""
     before = len(found.jsonl) + len(found.junit) + len(found.parquet)
     for directory, subdirs, files in os.walk(root):
         here = Path(directory)
+        if skip is not None and _within(here.resolve(), skip):
+            subdirs.clear()
+            continue
         if VERDICTS_MARKER in files:
             found.add("parquet", here)
             subdirs.clear()

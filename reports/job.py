@@ -1,26 +1,29 @@
 """The report job: inputs -> normalised verdicts -> tables -> Parquet/CSV -> one HTML page.
 
 :func:`compute_tables` is the API (benchmarks call it): it returns every
-table as a lazy DataFrame over verdicts that are read once and persisted.
+table as a lazy DataFrame over verdicts that are computed once and stored
+as Parquet (:func:`materialise`).
 :data:`TABLES` says how each table is made, one entry per table, in the
 order they are written. :func:`run_report` is what ``harness report`` does.
 """
 
 from __future__ import annotations
 
+import atexit
+import shutil
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 
 from reports import axes, baseline, clusters, conformance, fault_survival, flakiness, history
 from reports.collect import TableRows
-from reports.discover import discover_inputs
+from reports.discover import VERDICTS_MARKER, discover_inputs
 from reports.frames import sorted_table
 from reports.normalise import conform, verdicts_from_pytest_cases, verdicts_from_records
-from reports.read import read_inputs
+from reports.read import read_inputs, read_verdicts
 from reports.render import render_report
 from reports.versions import version_dimension
 from reports.write import tables_directory, write_tables
@@ -48,22 +51,38 @@ class Sources:
     versions: DataFrame
 
 
-def load_inputs(spark: SparkSession, inputs: list[str]) -> Loaded:
-    """Discover, read and normalise ``inputs``; the verdicts are persisted (every table reads them)."""
-    raw = read_inputs(spark, discover_inputs(inputs))
+def load_inputs(spark: SparkSession, inputs: list[str], store: Path | None = None,
+                exclude: Path | None = None) -> Loaded:
+    """Discover, read and normalise ``inputs`` (none under ``exclude``); the verdicts are stored once as Parquet.
+
+    They go to ``store``, or without it to a temporary directory removed when the process exits.
+    """
+    raw = read_inputs(spark, discover_inputs(inputs, exclude))
     verdicts = (verdicts_from_records(raw.results)
                 .unionByName(verdicts_from_pytest_cases(raw.pytest_cases))
                 .unionByName(conform(raw.verdicts)))
-    return Loaded(materialise(verdicts), raw.cells, raw.problems)
+    return Loaded(materialise(spark, verdicts, store or _scratch()), raw.cells, raw.problems)
 
 
-def materialise(verdicts: DataFrame) -> DataFrame:
-    """Compute the verdicts once and keep them on the executors (memory, spilling to disk).
+def materialise(spark: SparkSession, verdicts: DataFrame, store: Path) -> DataFrame:
+    """Compute the verdicts once, write them as Parquet in ``store`` and read them back from there.
 
-    Every table reads them; a local checkpoint also cuts the lineage (the JSON parsing, the unions), so
-    each table's plan starts from the stored verdicts instead of re-analysing the whole read.
+    Every table reads the verdicts, so they must be computed once; and the JSON parsing must not be
+    redone per table. Parquet on disk does both with memory that stays flat however large the input:
+    each task streams its rows out (an in-memory cache or checkpoint of 10 million rows ran a 2 GiB
+    driver out of heap while unrolling its blocks, see benchmarks/RESULTS-report.md), and the tables
+    read only the columns they use. The directory carries the verdicts marker, so a report's
+    ``verdicts/`` is itself an input ``harness report`` reads.
     """
-    return verdicts.localCheckpoint(eager=True, storageLevel=StorageLevel.MEMORY_AND_DISK)
+    verdicts.write.mode("overwrite").parquet(str(store))
+    (Path(store) / VERDICTS_MARKER).write_text("normalised verdicts written by harness report\n")
+    return read_verdicts(spark, [str(store)])
+
+
+def _scratch() -> Path:
+    directory = Path(tempfile.mkdtemp(prefix="harness-report-verdicts-"))
+    atexit.register(shutil.rmtree, directory, ignore_errors=True)
+    return directory / "verdicts"
 
 
 #: Each table, in the order written: how it is made from the sources and the tables made before it.
@@ -101,17 +120,23 @@ def compute_tables(spark: SparkSession, inputs: list[str], *, baseline: list[str
     return tables_over(spark, loaded, loaded.verdicts, baseline)
 
 
-def tables_over(spark: SparkSession, loaded: Loaded, verdicts: DataFrame, baseline: list[str] | None
-                ) -> dict[str, DataFrame]:
+def tables_over(spark: SparkSession, loaded: Loaded, verdicts: DataFrame, baseline: list[str] | None,
+                baseline_store: Path | None = None) -> dict[str, DataFrame]:
     """The tables over ``verdicts`` (this input, or the whole history), with ``loaded``'s cells and problems."""
     problems = loaded.problems
     if baseline:
-        against = load_inputs(spark, baseline)
+        against = load_inputs(spark, baseline, baseline_store,
+                              exclude=baseline_store.parent if baseline_store is not None else None)
         base_verdicts, problems = against.verdicts, problems.unionByName(against.problems)
     else:
         base_verdicts = None
     versions = version_dimension(spark, verdicts, list(axes.AXES))
     return tables_from(Sources(verdicts, base_verdicts, loaded.cells, problems, versions))
+
+
+def verdicts_store(out_dir: Path, name: str = "verdicts") -> Path:
+    """Where a report keeps the normalised verdicts it computed (``OUT/verdicts``: Parquet, readable as input)."""
+    return Path(out_dir) / name
 
 
 @dataclass
@@ -125,12 +150,11 @@ class ReportResult:
 def run_report(spark: SparkSession, inputs: list[str], out_dir: Path, *, baseline: list[str] | None = None,
                append_to: Path | None = None, title: str | None = None) -> ReportResult:
     """``harness report``: tables and page in ``out_dir``; with ``append_to``, over the whole history there."""
-    loaded = load_inputs(spark, inputs)
+    loaded = load_inputs(spark, inputs, verdicts_store(out_dir), exclude=Path(out_dir))
     verdicts, added = loaded.verdicts, None
-    if append_to is not None:
+    if append_to is not None:  # the history is Parquet already: the tables read it as it is
         added, verdicts = history.append_verdicts(spark, loaded.verdicts, append_to)
-        verdicts = materialise(verdicts)
-    tables = tables_over(spark, loaded, verdicts, baseline)
+    tables = tables_over(spark, loaded, verdicts, baseline, verdicts_store(out_dir, "baseline-verdicts"))
     collected = write_tables(tables, out_dir)
     page = render_report(collected, Path(out_dir) / "report.html", title=title or "Change-stream conformance report")
     return ReportResult(page, tables_directory(out_dir), collected, added)

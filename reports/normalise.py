@@ -100,14 +100,21 @@ def cell_name(omit: str | None = None) -> Column:
     """``driver_name driver_version / target_name target_version topology failpoints`` (+ ``+netfaults``).
 
     With ``omit`` (a version axis), the same name without that part: the context a version is compared in.
+    A campaign always brings its own Toxiproxy, so its records belong to the cell they ran in, not to a
+    ``+netfaults`` one: only spec and prose runs made with ``--network-faults`` are a configuration of their own.
     """
     rendering = {
         "/": F.lit("/"),
         "failpoints": F.col("failpoints"),
-        "network_faults": F.when(F.col("network_faults"), F.lit("+netfaults")),
+        "network_faults": F.when(network_faults_configured(), F.lit("+netfaults")),
     }
     return F.concat_ws(" ", *[rendering.get(part, F.coalesce(F.col(part), F.lit(UNKNOWN)))
                               for part in CELL_PARTS if part != omit])
+
+
+def network_faults_configured() -> Column:
+    """Whether the run was configured with network faults (a campaign's own Toxiproxy does not count)."""
+    return F.col("network_faults") & (F.col("format") != "campaign")
 
 
 def message_pattern(message: Column) -> Column:

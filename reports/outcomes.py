@@ -43,6 +43,14 @@ def status(passed: Column, failures: Column) -> Column:
 
 def latest_failure_message() -> Column:
     """The message of the group's most recent failing verdict (null when none failed)."""
+    return _latest_message(is_failure()).alias("message")
+
+
+def latest_skip_reason() -> Column:
+    """Why the group's most recent skipped verdict was skipped (null when none was)."""
+    return _latest_message(F.col("outcome") == "skipped").alias("skip_reason")
+
+
+def _latest_message(condition: Column) -> Column:
     when = F.coalesce(F.col("started_at"), F.lit(0).cast("timestamp"))
-    latest = F.max(F.when(is_failure(), F.struct(when.alias("at"), F.col("message").alias("message"))))
-    return latest["message"].alias("message")
+    return F.max(F.when(condition, F.struct(when.alias("at"), F.col("message").alias("message"))))["message"]

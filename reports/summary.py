@@ -23,6 +23,7 @@ class Headline:
     cells: int
     regressions: int
     fixes: int
+    coverage_changes: int
     flaky: int
     clusters: int
     unbuilt: int
@@ -52,6 +53,7 @@ def headline(tables: dict[str, TableRows]) -> Headline:
         cells=_count(tables, "cells"),
         regressions=_count(tables, "transitions", "change", "regression"),
         fixes=_count(tables, "transitions", "change", "fix"),
+        coverage_changes=_count(tables, "transitions", "change", "now runs", "no longer runs"),
         flaky=_count(tables, "flakiness", "classification", "flaky"),
         clusters=_count(tables, "failure_clusters"),
         unbuilt=_count(tables, "unbuilt_cells"),
@@ -71,15 +73,16 @@ def summary_lines(tables: dict[str, TableRows]) -> list[str]:
              f"pass rate {rate_text(top.pass_rate)} ({top.passed:,}/{top.decided:,} decided)"]
     lines += [f"  {rate_text(row['pass_rate']):>7}  {row['cell']}  ({row['passed']}/{row['decided']})"
               for row in tables["cells"].rows]
-    lines.append(f"{top.regressions} regression(s), {top.fixes} fix(es), {top.flaky} flaky test(s), "
-                 f"{top.clusters} failure cluster(s)")
-    regressions = [row for row in tables["transitions"].rows if row["change"] == "regression"]
-    for row in regressions[:REGRESSIONS_LISTED]:
-        first_line = (row.get("message") or "").splitlines()[0:1]
-        lines.append(f"  regression {row['axis']} {row['previous_version']} -> {row['version']} "
-                     f"[{row['context']}]: {row['test_id']}: {first_line[0] if first_line else ''}")
-    if len(regressions) > REGRESSIONS_LISTED:
-        lines.append(f"  ... and {len(regressions) - REGRESSIONS_LISTED} more in the report")
+    lines.append(f"{top.regressions} regression(s), {top.fixes} fix(es), {top.coverage_changes} test(s) starting or "
+                 f"stopping to run, {top.flaky} flaky test(s), {top.clusters} failure cluster(s)")
+    for kinds in (("regression",), ("now runs", "no longer runs")):
+        changes = [row for row in tables["transitions"].rows if row["change"] in kinds]
+        for row in changes[:REGRESSIONS_LISTED]:
+            first_line = (row.get("message") or "").splitlines()[0:1]
+            lines.append(f"  {row['change']} {row['axis']} {row['previous_version']} -> {row['version']} "
+                         f"[{row['context']}]: {row['test_id']}: {first_line[0] if first_line else ''}")
+        if len(changes) > REGRESSIONS_LISTED:
+            lines.append(f"  ... and {len(changes) - REGRESSIONS_LISTED} more in the report")
     if top.unbuilt:
         lines.append(f"{top.unbuilt} matrix cell(s) could not be built or run (see unbuilt_cells)")
     for row in tables["input_problems"].rows:

@@ -56,3 +56,40 @@ def test_first_pass_is_in_version_order_not_text_order(tables):
     never = rows(tables["first_pass"].where(f"test_id = '{RESUME}' and axis = 'driver_version'"),
                  "first_pass_version", "first_version", "last_version")
     assert never == [("4.9", "4.9", "4.11")]
+
+
+def test_tests_that_start_or_stop_running_between_versions_are_changes_with_the_skip_reason(spark):
+    """The real difference of the pymongo x SecantusDB matrix: an older release reports an older server, so a
+    test is skipped there and runs from the next release on; the reverse is a change too."""
+    from reports.axes import transitions, version_status
+    from reports.versions import version_dimension
+
+    newer = "unified/change-streams-nsType::nsType is present when creating views"
+    gone = "legacy/cs::only on old servers"
+    reason = "server 7.0.0 < minServerVersion 8.1.0"
+    recs = []
+    for target, outcome in [("0.6.0b12", "skipped"), ("0.6.0b17", "passed"), ("0.7.0b3", "passed")]:
+        recs.append(record(newer, outcome, reason if outcome == "skipped" else "", target_version=target,
+                           run_id=f"n{target}"))
+    for target, outcome in [("0.6.0b12", "passed"), ("0.6.0b17", "skipped"), ("0.7.0b3", "skipped")]:
+        recs.append(record(gone, outcome, "maxServerVersion 7.99" if outcome == "skipped" else "",
+                           target_version=target, run_id=f"g{target}"))
+    verdicts = verdicts_frame(spark, recs)
+    status = version_status(verdicts, version_dimension(spark, verdicts, ["driver_version", "target_version"]))
+    got = rows(transitions(status), "change", "test_id", "previous_version", "version", "previous_status",
+               "status", "message")
+    assert got == [("no longer runs", gone, "0.6.0b12", "0.6.0b17", "pass", "skip", "maxServerVersion 7.99"),
+                   ("now runs", newer, "0.6.0b12", "0.6.0b17", "skip", "pass", reason)]
+
+
+def test_a_regression_across_a_skipped_version_is_still_a_regression(spark):
+    from reports.axes import transitions, version_status
+    from reports.versions import version_dimension
+
+    recs = [record(RESUME, outcome, MESSAGE if outcome == "failed" else "", driver_version=driver,
+                   run_id=f"r{driver}")
+            for driver, outcome in [("4.9", "passed"), ("4.10", "skipped"), ("4.11", "failed")]]
+    verdicts = verdicts_frame(spark, recs)
+    status = version_status(verdicts, version_dimension(spark, verdicts, ["driver_version", "target_version"]))
+    got = rows(transitions(status).where("axis = 'driver_version'"), "change", "previous_version", "version")
+    assert got == [("no longer runs", "4.9", "4.10"), ("regression", "4.9", "4.11")]

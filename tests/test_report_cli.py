@@ -152,3 +152,23 @@ def test_report_cli_does_not_import_pyspark_for_harness_run():
     code = "import sys, harness.cli; harness.cli.build_parser(); print('pyspark' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=120)
     assert done.stdout.strip() == "False", done.stderr
+
+
+def test_a_report_inside_its_input_directory_never_reads_its_own_output(spark, results, tmp_path, capsys):
+    """The report keeps its normalised verdicts in OUT/verdicts (readable as input elsewhere); rerun with OUT
+    inside the input directory, they must not be counted a second time."""
+    import shutil
+
+    inputs = tmp_path / "runs"
+    inputs.mkdir()
+    shutil.copy(results["dir"] / "r1.jsonl", inputs / "r1.jsonl")
+    out = inputs / "report"
+    for _ in range(2):
+        assert main(["report", str(inputs), "--out", str(out)]) == 0
+        [cell] = table(spark, out, "cells")
+        assert cell["verdicts"] == len((inputs / "r1.jsonl").read_text().splitlines())
+    # elsewhere, the stored verdicts are an input like any results file: the same counts
+    again = tmp_path / "again"
+    assert main(["report", str(out / "verdicts"), "--out", str(again)]) == 0
+    assert [r["verdicts"] for r in table(spark, again, "cells")] == [cell["verdicts"]]
+    capsys.readouterr()

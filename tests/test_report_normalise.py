@@ -42,6 +42,14 @@ def test_a_real_server_target_uses_the_server_version_and_network_faults_mark_th
     assert row["cell"] == "pymongo 4.9.0 / secantusdb 8.2.11 replicaset emulated +netfaults"
 
 
+def test_a_campaign_stays_in_the_cell_it_ran_in_although_it_brings_its_own_toxiproxy(spark):
+    spec = one(spark, record())
+    campaign = one(spark, record("campaign/campaign::seed=7 events=300", fmt="campaign", network_faults=True,
+                                 details={"events": 300, "resumes": 1, "faults": [], "anomalies": []}))
+    assert campaign["network_faults"] is True
+    assert campaign["cell"] == spec["cell"] == "pymongo 4.9.0 / secantusdb 0.7.0 replicaset native"
+
+
 def test_campaign_details_are_counted(spark):
     row = one(spark, record("campaign/campaign::seed=1 events=300", "failed", "1 gap", fmt="campaign",
                             details={"events": 300, "resumes": 3, "disallowed_errors": 1,

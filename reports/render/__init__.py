@@ -22,7 +22,8 @@ def render_report(tables: dict[str, TableRows], path: Path | str, *, title: str 
 
     top = headline(tables)
     figures = [(rate_text(top.pass_rate), "pass rate"), (f"{top.verdicts:,}", "verdicts"), (f"{top.runs:,}", "runs"),
-               (f"{top.cells:,}", "cells"), (f"{top.regressions:,}", "regressions"), (f"{top.flaky:,}", "flaky tests"),
+               (f"{top.cells:,}", "cells"), (f"{top.regressions:,}", "regressions"), (f"{top.fixes:,}", "fixes"),
+               (f"{top.coverage_changes:,}", "start/stop running"), (f"{top.flaky:,}", "flaky tests"),
                (f"{top.clusters:,}", "failure causes")]
     if top.problems:
         figures.append((f"{top.problems:,}", "input problems"))

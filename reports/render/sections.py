@@ -55,39 +55,54 @@ def heatmap_section(tables: Tables) -> str:
     cells = [row["cell"] for row in _rows(tables, "cells").rows]
     status: dict[tuple[str, str], tuple[str, str]] = {}
     trouble: dict[str, int] = defaultdict(int)
+    seen: dict[str, set[str]] = defaultdict(set)
     for row in cell_tests:
         note = f"{row['passed']}/{row['decided']} passed" if row["decided"] else "skipped"
         status[(row["test_id"], row["cell"])] = (row["status"], note)
         trouble[row["test_id"]] += row["status"] in ("fail", "flaky")
-    ordered = sorted(trouble, key=lambda test: (-trouble[test], test))
+        seen[row["test_id"]].add(row["status"])
+    # failures first, then tests whose status differs between cells, then the rest
+    ordered = sorted(trouble, key=lambda test: (-trouble[test], -len(seen[test]), test))
     tests = ordered[:HEATMAP_TESTS]
     cells = cells or sorted({cell for _, cell in status})
     content = (svg.legend() + '<div class="scroll">' + svg.heat_map(tests, cells, status) + "</div>"
                if tests else '<p class="empty">no tests</p>')
     return section("heatmap", "Tests x cells",
                    "Each square is one test in one cell: green passes, red fails, orange is flaky (both seen), "
-                   "grey skipped, white not run. Tests with failures come first; hover for the counts.",
+                   "grey skipped, white not run. Tests with failures come first, then tests whose status differs "
+                   "between cells; hover for the counts.",
                    content + shown(len(tests), len(ordered), "tests"))
 
 
-def _transition_section(tables: Tables, change: str, element_id: str, title: str, intro: str) -> str:
+def _transition_section(tables: Tables, changes: tuple[str, ...], element_id: str, title: str, intro: str,
+                        message: str = "failure message", noun: str = "") -> str:
     rows = [dict(row, step=f"{row['previous_version']} \u2192 {row['version']}")
-            for row in _rows(tables, "transitions").rows if row["change"] == change]
+            for row in _rows(tables, "transitions").rows if row["change"] in changes]
     columns = [Column("test_id", "test"), Column("axis", "axis"), Column("step", "versions"),
-               Column("context", "in"), Column("status", "status"), msg("message", "failure message")]
-    return _table_section(element_id, title, intro, rows, len(rows), columns, change + "s", f"no {change}s")
+               Column("context", "in"), Column("status", "status"), msg("message", message)]
+    if len(changes) > 1:
+        columns.insert(3, Column("change", "change"))
+    noun = noun or changes[0] + "s"
+    return _table_section(element_id, title, intro, rows, len(rows), columns, noun, f"no {noun}")
 
 
 def regressions_section(tables: Tables) -> str:
-    return _transition_section(tables, "regression", "regressions", "Regressions",
+    return _transition_section(tables, ("regression",), "regressions", "Regressions",
                                "The test passed at the previous version on this axis (in version order) and fails "
                                "or is flaky at this one, everything else in the cell being equal.")
 
 
 def fixes_section(tables: Tables) -> str:
-    return _transition_section(tables, "fix", "fixes", "Fixes",
+    return _transition_section(tables, ("fix",), "fixes", "Fixes",
                                "The test failed at the previous version and passes at this one; the message is the "
                                "failure it no longer has.")
+
+
+def coverage_section(tables: Tables) -> str:
+    return _transition_section(tables, ("now runs", "no longer runs"), "coverage", "Tests that start or stop running",
+                               "Skipped at the previous version on this axis and run at this one (now runs), or the "
+                               "reverse: what a release adds to or takes from what can be certified, with the skip "
+                               "reason.", message="skip reason", noun="coverage changes")
 
 
 def first_pass_section(tables: Tables) -> str:
@@ -193,6 +208,7 @@ SECTIONS: list[tuple[str, str, Callable[[Tables], str]]] = [
     ("flaky", "Flaky", flaky_section),
     ("clusters", "Failure causes", clusters_section),
     ("baseline", "Baseline", baseline_section),
+    ("coverage", "Coverage changes", coverage_section),
     ("first-pass", "First pass", first_pass_section),
     ("fault-survival", "Fault survival", fault_section),
     ("history", "History", history_section),
