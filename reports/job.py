@@ -95,7 +95,7 @@ TABLES: dict[str, Callable[[Sources, dict[str, DataFrame]], DataFrame]] = {
     "transitions": lambda s, t: axes.transitions(t["version_status"]),
     "flakiness": lambda s, t: flakiness.flakiness(s.verdicts),
     "failure_clusters": lambda s, t: clusters.failure_clusters(s.verdicts),
-    "fault_survival": lambda s, t: fault_survival.fault_survival(s.verdicts),
+    "fault_survival": lambda s, t: fault_survival.fault_survival(s.verdicts, s.versions),
     "baseline_diff": lambda s, t: baseline.baseline_diff(
         t["cell_tests"], None if s.baseline is None else conformance.cell_tests(s.baseline)),
     "runs": lambda s, t: history.runs(s.verdicts),
