@@ -108,7 +108,7 @@ def render(report: dict[str, Any]) -> str:
                      f"({h['flaky_pandas']} in pandas), {h['clusters_spark']} failure clusters "
                      f"({h['clusters_pandas']} in pandas); per table: "
                      + ", ".join(f"{n} {'ok' if t['agree'] else 'DIFFERS'}" for n, t in check["tables"].items())
-                     + (" (reports/ changed between the two runs: not like for like)"
+                     + (" (reports/ changed between the Spark and the pandas run)"
                         if check.get("same_reports_source") is False else ""))
     lines += ["", "## Against the planted truth", "",
               "The generator knows which cell x test pairs always fail, which may flake, and so which "
