@@ -32,7 +32,8 @@ from random import Random
 from typing import Any
 
 from harness.model import Requirement, SpecTest
-from harness.targets.base import TargetInfo, version_tuple
+from harness.core.versions import version_tuple
+from harness.targets.base import TargetInfo
 
 CATALOG = Path(__file__).with_name("synthetic_tests.json")
 

@@ -1,6 +1,6 @@
 """Test-runner operations that put network faults into a scenario (object ``testRunner``).
 
-Importing this module registers them with :func:`harness.runner.test_runner_operation`:
+Importing this module registers them with :func:`harness.engine.operation_table.test_runner_operation`:
 
 ``networkFault``
     exactly one of
@@ -26,7 +26,8 @@ from typing import Any
 from faults.network import NetworkFaultError, NetworkFaults, Toxic
 from faults.network_names import NO_NETWORK_FAULTS
 from harness.model import Operation
-from harness.runner import HarnessError, TestContext, test_runner_operation
+from harness.core.errors import HarnessError
+from harness.engine.operation_table import TestContext, test_runner_operation
 
 
 

@@ -14,27 +14,9 @@ from collections.abc import Iterable
 
 from pymongo import monitoring
 
+from harness.core.constants import (ALL_COMMAND_EVENTS, CMAP_EVENTS, HANDSHAKE_COMMANDS, INTERNAL_COMMANDS,
+                                    SENSITIVE_COMMANDS)
 from harness.observations import ObservedEvent
-
-#: Never part of a test's observable behaviour.
-INTERNAL_COMMANDS = frozenset({"configureFailPoint"})
-#: Security-sensitive commands the unified format hides unless ``observeSensitiveCommands``.
-SENSITIVE_COMMANDS = frozenset({
-    "authenticate", "saslStart", "saslContinue", "getnonce", "createUser", "updateUser",
-    "copydbgetnonce", "copydbsaslstart", "copydb",
-})
-HANDSHAKE_COMMANDS = frozenset({"hello", "ismaster", "isMaster"})
-
-ALL_COMMAND_EVENTS = ("commandStartedEvent", "commandSucceededEvent", "commandFailedEvent")
-#: Connection pool (CMAP) events, by the spec's names, keyed by pymongo's listener method.
-CMAP_EVENTS = {
-    "pool_created": "poolCreatedEvent", "pool_ready": "poolReadyEvent", "pool_cleared": "poolClearedEvent",
-    "pool_closed": "poolClosedEvent", "connection_created": "connectionCreatedEvent",
-    "connection_ready": "connectionReadyEvent", "connection_closed": "connectionClosedEvent",
-    "connection_check_out_started": "connectionCheckOutStartedEvent",
-    "connection_check_out_failed": "connectionCheckOutFailedEvent",
-    "connection_checked_out": "connectionCheckedOutEvent", "connection_checked_in": "connectionCheckedInEvent",
-}
 
 
 class CommandRecorder(monitoring.CommandListener):

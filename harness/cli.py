@@ -18,9 +18,9 @@ from harness.drivers import DRIVERS
 from harness.expectations import ExpectationsError
 from harness.loaders import load_paths
 from harness.reporting import ConsoleReporter
-from harness.runner import RunSettings
-from harness.session import FAILPOINT_MODES, HarnessRun, RunOptions
-from harness.targets import TARGETS, TargetUnavailable
+from harness.app.options import add_cli_options, from_namespace
+from harness.session import HarnessRun
+from harness.targets import TargetUnavailable
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -68,24 +68,9 @@ def parse_label(text: str) -> tuple[str, str]:
 
 
 def add_run_arguments(run: argparse.ArgumentParser) -> None:
-    run.add_argument("--specs", action="append", type=Path, default=[], metavar="PATH",
-                     help="spec file or directory (repeatable)")
+    add_cli_options(run)
     run.add_argument("--suite", choices=sorted(SUITES), default="spec",
                      help="spec: the --specs files; prose: the prose tests; all: both (default: spec)")
-    run.add_argument("--target", default="embedded",
-                     help=f"target: NAME or NAME=ARG; NAME one of {', '.join(sorted(TARGETS))} (default: embedded)")
-    run.add_argument("--driver", default="pymongo", choices=sorted(DRIVERS), help="driver under test")
-    run.add_argument("--results", type=Path, help="append one JSON line per test to this file")
-    run.add_argument("--expected", default="auto",
-                     help="expected-outcomes file; 'auto' picks specs/expectations/<target>.yml, 'none' expects all to pass")
-    run.add_argument("--failpoints", default="auto", choices=list(FAILPOINT_MODES),
-                     help="native: configureFailPoint on the target; emulated: a wire proxy in front of it "
-                          "fails commands itself; auto (default): native when the target accepts it")
-    run.add_argument("--network-faults", action="store_true",
-                     help="run drivers through a Toxiproxy server so scenarios can inject network faults")
-    run.add_argument("--timeout", type=float, default=30.0, help="per-test timeout in seconds (default 30)")
-    run.add_argument("--iteration-timeout", type=float, default=10.0,
-                     help="how long to wait for one change-stream document (default 10)")
     run.add_argument("-k", dest="keyword", help="only tests whose id contains this text")
     run.add_argument("-q", "--quiet", action="store_true", help="no per-test lines, only failures and the summary")
     add_label_argument(run)
@@ -117,11 +102,7 @@ def command_run(args: argparse.Namespace) -> int:
         selected = f" matching -k {args.keyword!r}" if args.keyword else ""
         print(f"harness: nothing to run{selected} (give --specs PATH, or --suite prose)", file=sys.stderr)
         return 2
-    options = RunOptions(
-        target=args.target, driver=args.driver, results=args.results, expected=args.expected,
-        failpoints=args.failpoints, network_faults=args.network_faults, labels=dict(args.labels),
-        settings=RunSettings(test_timeout_s=args.timeout, iteration_timeout_s=args.iteration_timeout),
-    )
+    options = from_namespace(args)
     try:
         run = HarnessRun(options)
         with run:

@@ -27,7 +27,7 @@ import pytest
 from harness.loaders import load_file
 from harness.model import SpecTest
 from harness.results import record_line
-from harness.runner import RunSettings
+from harness.app.options import add_pytest_options, from_pytest_config
 from harness.sources import SPEC_SUFFIXES
 
 _RUN_KEY = pytest.StashKey[Any]()
@@ -37,17 +37,7 @@ RESULT_PROPERTY = "cs-harness.result"
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("changestream-harness", "change-stream conformance harness")
-    group.addoption("--specs", action="append", default=[], metavar="PATH",
-                    help="spec file or directory to collect tests from (repeatable)")
-    group.addoption("--target", default="embedded", help="target NAME or NAME=ARG (default: embedded)")
-    group.addoption("--driver", default="pymongo", help="driver under test (default: pymongo)")
-    group.addoption("--results", default=None, metavar="FILE", help="append result records (JSON lines) here")
-    group.addoption("--expected", default="auto", help="expected-outcomes file, 'auto' or 'none'")
-    group.addoption("--failpoints", default="auto", help="native, emulated or auto (default)")
-    group.addoption("--spec-timeout", type=float, default=30.0, help="per-test timeout in seconds")
-    group.addoption("--iteration-timeout", type=float, default=10.0,
-                    help="how long to wait for one change-stream document")
-    group.addoption("--network-faults", action="store_true", help="run drivers through a Toxiproxy server")
+    add_pytest_options(group)
 
 
 def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser, args: list[str]) -> None:
@@ -135,20 +125,10 @@ def _harness_run(config: pytest.Config) -> Any:
     run = config.stash.get(_RUN_KEY, None)
     if run is None:
         from harness.expectations import ExpectationsError
-        from harness.session import HarnessRun, RunOptions
+        from harness.session import HarnessRun
         from harness.targets import TargetUnavailable
 
-        results = config.getoption("results")
-        options = RunOptions(
-            target=config.getoption("target"),
-            driver=config.getoption("driver"),
-            results=Path(results) if results else None,
-            expected=config.getoption("expected"),
-            failpoints=config.getoption("failpoints"),
-            network_faults=config.getoption("network_faults"),
-            settings=RunSettings(test_timeout_s=config.getoption("spec_timeout"),
-                                 iteration_timeout_s=config.getoption("iteration_timeout")),
-        )
+        options = from_pytest_config(config)
         try:
             run = HarnessRun(options)
             run.__enter__()

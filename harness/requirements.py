@@ -9,23 +9,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from harness.core.versions import compare_versions
 from harness.model import Requirement, SpecTest
-from harness.targets.base import version_tuple
-
-
-def _compare_versions(a: str, b: str) -> int:
-    ta, tb = version_tuple(a), version_tuple(b)
-    width = max(len(ta), len(tb))
-    ta, tb = ta + (0,) * (width - len(ta)), tb + (0,) * (width - len(tb))
-    return (ta > tb) - (ta < tb)
 
 
 def unmet(requirement: Requirement, target: Any) -> str | None:
     """Why one requirement does not hold on ``target`` (None: it holds)."""
     info = target.info
-    if requirement.min_server_version and _compare_versions(info.version, requirement.min_server_version) < 0:
+    if requirement.min_server_version and compare_versions(info.version, requirement.min_server_version) < 0:
         return f"server {info.version} < minServerVersion {requirement.min_server_version}"
-    if requirement.max_server_version and _compare_versions(info.version, requirement.max_server_version) > 0:
+    if requirement.max_server_version and compare_versions(info.version, requirement.max_server_version) > 0:
         return f"server {info.version} > maxServerVersion {requirement.max_server_version}"
     if requirement.topologies is not None:
         allowed = set(requirement.topologies)

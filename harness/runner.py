@@ -18,10 +18,8 @@ gives an ``error`` verdict and the run goes on.
 
 from __future__ import annotations
 
-import contextlib
-import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,7 +31,10 @@ from pymongo.write_concern import WriteConcern
 from pymongo.read_concern import ReadConcern
 
 from faults.failpoints import FailPointError, FailPointManager
-from harness.drivers.base import DriverAdapter, DriverSession, UnsupportedOperation
+import harness.engine.runner_operations  # noqa: F401 - registers the unified format's test-runner operations
+from harness.core.errors import HarnessError, TestFailure
+from harness.engine.operation_table import TEST_RUNNER_OPERATIONS, TestContext, test_runner_operation
+from harness.drivers.base import DriverAdapter, UnsupportedOperation
 from harness.matching import Mismatch, UnsupportedAssertion, show
 from harness.matching.table import comparator_for
 from harness.model import NOT_GIVEN, TEST_RUNNER, CollectionData, EventExpectation, Operation, SpecTest
@@ -45,60 +46,10 @@ from harness.verdicts import ERROR, FAILED, PASSED, SKIPPED, Verdict, run_with_d
 MAJORITY = WriteConcern("majority")
 
 
-class TestFailure(Exception):
-    """The target or driver did not behave as the test expects."""
-
-    def __init__(self, message: str, mismatches: list[Mismatch] | None = None) -> None:
-        super().__init__(message)
-        self.mismatches = mismatches or []
-
-
-class HarnessError(Exception):
-    """The test could not be carried out (bad test, unsupported operation, set-up failure)."""
-
-
 @dataclass
 class RunSettings:
     test_timeout_s: float = 30.0
     iteration_timeout_s: float = 10.0
-
-
-class TestContext:
-    """Per-test state shared by the runner's own operations."""
-
-    def __init__(self, runner: "SpecRunner", test: SpecTest) -> None:
-        self.runner = runner
-        self.test = test
-        self.session: DriverSession | None = None
-        self.current = "set-up"
-        #: Serialises teardown against the runner's own operations: once a test is torn
-        #: down (by its worker, or by the main thread after a timeout), a worker that is
-        #: still running can neither arm a fault nor clean up a later test's faults.
-        self.lock = threading.Lock()
-        self.torn_down = False
-
-    def check_alive(self) -> None:
-        if self.torn_down:
-            raise HarnessError("the test was torn down (timed out) before this step")
-
-    @contextlib.contextmanager
-    def guarded(self) -> Iterator[None]:
-        """For steps that change the target (arming a fault): never after teardown, never during it."""
-        with self.lock:
-            self.check_alive()
-            yield
-
-
-TestRunnerOperation = Callable[[TestContext, Operation], Any]
-TEST_RUNNER_OPERATIONS: dict[str, TestRunnerOperation] = {}
-
-
-def test_runner_operation(name: str) -> Callable[[TestRunnerOperation], TestRunnerOperation]:
-    def register(fn: TestRunnerOperation) -> TestRunnerOperation:
-        TEST_RUNNER_OPERATIONS[name] = fn
-        return fn
-
-    return register
 
 
 @test_runner_operation("wait")

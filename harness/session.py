@@ -157,8 +157,12 @@ class HarnessRun:
     def _driver_facing_address(self) -> tuple[str, int]:
         """Where the wire proxy forwards: through Toxiproxy when the run has one, else the primary."""
         if getattr(self.target, "faults", None) is not None:
-            host, _, port = self.target.uri.split("://", 1)[1].split("/", 1)[0].split(",")[0].rpartition(":")
-            return host, int(port)
+            from harness.uris import ConnectionStringError, first_host
+
+            try:
+                return first_host(self.target.uri)
+            except ConnectionStringError as exc:
+                raise TargetUnavailable(f"cannot tell which server the wire proxy should front: {exc}") from None
         assert self.target.admin is not None
         address = self.target.admin.address
         if address is None:

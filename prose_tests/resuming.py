@@ -11,14 +11,13 @@ from __future__ import annotations
 from typing import Any
 
 from harness.matching import show
-from harness.runner import TestFailure
+from harness.core.constants import CURSOR_NOT_FOUND, RESUMABLE_LABEL
+from harness.core.errors import TestFailure
 from prose_tests import observed
 from prose_tests.support import CheckSkipped, ProseContext, expect, prose_test, require
 
-CURSOR_NOT_FOUND = 43
 #: Resumable by label on 4.4+ and by code before; not retryable as a read, not a state change.
 RETRY_CHANGE_STREAM = 234
-RESUMABLE_LABEL = "ResumableChangeStreamError"
 
 
 def _one_resume(cx: ProseContext, since: int) -> dict[str, Any]:

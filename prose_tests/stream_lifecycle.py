@@ -10,7 +10,7 @@ from __future__ import annotations
 from pymongo.errors import OperationFailure
 
 from harness.matching import show
-from harness.targets.base import version_tuple
+from harness.core.versions import version_tuple
 from prose_tests import observed
 from prose_tests.support import CheckSkipped, ProseContext, expect, prose_test, require
 

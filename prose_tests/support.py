@@ -5,7 +5,7 @@ driver under test only through the harness's driver seam (entities and
 operations by their spec names), makes set-up writes through the harness's
 own admin client so they stay out of the observed events, arms fail points
 through the run's :class:`~faults.failpoints.FailPointManager`, and says what
-it found by raising: :class:`~harness.runner.TestFailure` (the driver did
+it found by raising: :class:`~harness.core.errors.TestFailure` (the driver did
 not do what the README asks), :class:`CheckSkipped` (the test cannot apply to
 this target), anything else (the check could not be carried out). The
 :func:`judge` wrapper turns that into a :class:`~harness.verdicts.Verdict`.
@@ -26,7 +26,7 @@ from harness.matching import show
 from harness.model import EntitySpec, Operation, Requirement
 from harness.observations import DriverOperationError, ErrorInfo, NoChangeWithin, ObservedEvent
 from harness.requirements import unmet
-from harness.runner import HarnessError, TestFailure
+from harness.core.errors import HarnessError, TestFailure
 from harness.verdicts import ERROR, FAILED, PASSED, SKIPPED, Verdict, run_with_deadline
 from prose_tests import observed
 

@@ -30,8 +30,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-RESUMABLE_LABEL = "ResumableChangeStreamError"
-CURSOR_NOT_FOUND = 43
+from harness.core.constants import CURSOR_NOT_FOUND, RESUMABLE_LABEL
+
 
 
 @dataclass(frozen=True)

@@ -13,10 +13,11 @@ import random
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-#: Legacy resumable codes (change-streams spec, "Resumable Error", wire version < 9), minus 43.
-#: On 4.4+ wire versions only the ``ResumableChangeStreamError`` label makes an error resumable,
-#: so the same codes without the label must reach the application.
-RESUMABLE_CODES = (6, 7, 89, 91, 189, 262, 9001, 10107, 11600, 11602, 13435, 13436, 63, 150, 13388, 234, 133)
+from harness.core.constants import CURSOR_NOT_FOUND, RESUMABLE_CODES
+
+# RESUMABLE_CODES: the spec's legacy resumable codes (wire version < 9). On 4.4+ wire versions only the
+# ``ResumableChangeStreamError`` label makes an error resumable, so the same codes without the label must
+# reach the application.
 #: SDAM "not primary" / "node is recovering" codes: a driver marks the server Unknown on them and,
 #: with pymongo 4.20 and SecantusDB, selects it again only after heartbeatFrequencyMS (10 s), so a
 #: resume fails on server selection; and pymongo turns them into a ConnectionFailure and resumes even
@@ -25,7 +26,6 @@ STATE_CHANGE_CODES = (91, 189, 10107, 11600, 11602, 13435, 13436)
 #: StaleConfig cannot be injected bare: the server answers 40671 "Missing required extra info".
 NOT_INJECTABLE_CODES = (13388,)
 DRAWN_CODES = tuple(c for c in RESUMABLE_CODES if c not in STATE_CHANGE_CODES + NOT_INJECTABLE_CODES)
-CURSOR_NOT_FOUND = 43
 #: ``ChangeStreamFatalError``: never resumable; servers label it ``NonResumableChangeStreamError``.
 NON_RESUMABLE_CODE = 280
 

@@ -1,32 +1,38 @@
-"""Pointing a connection string at a proxy instead of the deployment behind it."""
+"""Pointing a connection string at a proxy instead of the deployment behind it.
+
+The parsing itself is :mod:`harness.uris` (one parser for every connection
+string the harness handles); this module adds what a proxy can and cannot
+cover, and reports it as a :class:`NetworkFaultError`.
+"""
 
 from __future__ import annotations
 
-from urllib.parse import parse_qsl, urlencode
-
 from faults.network.toxics import NetworkFaultError
+from harness import uris
 
 
 def split_uri(uri: str) -> tuple[str, str, list[str], str, list[tuple[str, str]]]:
-    """``mongodb://user:pw@h1,h2/db?a=b`` -> ``("mongodb", "user:pw", ["h1", "h2"], "db", [("a", "b")])``."""
+    """``mongodb://user:pw@h1,h2/db?a=b`` -> ``("mongodb", "user:pw", ["h1:27017", "h2:27017"], "db", [("a", "b")])``.
+
+    Hosts carry their port (27017 when left out); the parsing is :func:`harness.uris.parse`.
+    """
     if not uri.startswith("mongodb://"):
         raise NetworkFaultError(f"network faults need a mongodb:// connection string with explicit hosts "
-                                f"(an SRV record would let the driver find the real hosts), got {uri!r}")
-    rest = uri[len("mongodb://"):]
-    head, _, query = rest.partition("?")
-    authority, _, path = head.partition("/")
-    credentials, _, hosts = authority.rpartition("@")
-    return "mongodb", credentials, [h for h in hosts.split(",") if h], path, parse_qsl(query, keep_blank_values=True)
+                                f"(an SRV record would let the driver find the real hosts), got {uris.redact(uri)!r}")
+    try:
+        parsed = uris.parse(uri)
+    except uris.ConnectionStringError as exc:
+        raise NetworkFaultError(str(exc)) from None
+    return parsed.scheme, parsed.credentials, list(parsed.hosts), parsed.path, list(parsed.options)
 
 
 def single_host(uri: str) -> str:
     """The one ``host:port`` a proxy can stand in front of (port 27017 when the URI leaves it out)."""
     _, _, hosts, _, _ = split_uri(uri)
     if len(hosts) != 1:
-        raise NetworkFaultError(f"network faults support single-host targets; {uri!r} names {len(hosts)} hosts "
-                                "(the driver would reach the others without the proxy)")
-    host = hosts[0]
-    return host if host.rsplit(":", 1)[-1].isdigit() and not host.endswith("]") else f"{host}:27017"
+        raise NetworkFaultError(f"network faults support single-host targets; {uris.redact(uri)!r} names "
+                                f"{len(hosts)} hosts (the driver would reach the others without the proxy)")
+    return hosts[0]
 
 
 def proxied_uri(uri: str, listen: str) -> str:
@@ -38,11 +44,8 @@ def proxied_uri(uri: str, listen: str) -> str:
     no discovery (and may not combine with ``directConnection``), so they keep
     their options.
     """
-    scheme, credentials, hosts, path, options = split_uri(uri)
-    single_host(uri)  # refuses multi-host URIs with a reason
-    lowered = {k.lower(): v for k, v in options}
-    if lowered.get("loadbalanced", "").lower() != "true":
-        options = [(k, v) for k, v in options if k.lower() != "directconnection"] + [("directConnection", "true")]
-    prefix = f"{credentials}@" if credentials else ""
-    query = f"?{urlencode(options)}" if options else ""
-    return f"{scheme}://{prefix}{listen}/{path}{query}"
+    single_host(uri)  # refuses SRV and multi-host URIs with a reason
+    try:
+        return uris.with_single_host(uri, listen, direct=True)
+    except uris.ConnectionStringError as exc:
+        raise NetworkFaultError(str(exc)) from None

@@ -8,6 +8,8 @@ server would attach (see docs/wire-proxy.md, "Error labels").
 
 from __future__ import annotations
 
+from harness.core.constants import RESUMABLE_CODES
+
 CODE_NAMES: dict[int, str] = {
     1: "InternalError",
     2: "BadValue",
@@ -56,9 +58,7 @@ CODE_NAMES: dict[int, str] = {
 
 #: Codes a 4.4+ server labels ``ResumableChangeStreamError`` on a change-stream getMore
 #: (the change streams spec's "Resumable Error" table).
-RESUMABLE_CHANGE_STREAM_CODES = frozenset({
-    6, 7, 89, 91, 189, 262, 9001, 10107, 11600, 11602, 13435, 13436, 63, 150, 13388, 234, 133,
-})
+RESUMABLE_CHANGE_STREAM_CODES = frozenset(RESUMABLE_CODES)
 
 #: Codes a 4.4+ server labels ``RetryableWriteError`` on a retryable write (``ErrorCodes::isRetriableError``).
 RETRYABLE_WRITE_CODES = frozenset({6, 7, 89, 91, 189, 262, 9001, 10107, 11600, 11602, 13435, 13436})

@@ -22,7 +22,8 @@ import bson
 
 from faults.wire import protocol as wire
 from faults.wire.failcommand import CommandContext, FailPointConfigError, FailPointSet, error_reply
-from faults.wire.rewrite import HANDSHAKE_COMMANDS, handshake_reply, handshake_request
+from faults.wire.rewrite import handshake_reply, handshake_request
+from harness.core.constants import HANDSHAKE_COMMANDS
 
 log = logging.getLogger("faults.wire")
 

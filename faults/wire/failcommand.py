@@ -18,6 +18,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness.core.constants import HANDSHAKE_COMMANDS, INTERNAL_COMMANDS, RESUMABLE_LABEL
 from faults.wire.codes import RESUMABLE_CHANGE_STREAM_CODES, RETRYABLE_WRITE_CODES, code_name
 
 FAIL_COMMAND = "failCommand"
@@ -25,7 +26,7 @@ FAIL_GET_MORE = "failGetMoreAfterCursorCheckout"
 EMULATED = (FAIL_COMMAND, FAIL_GET_MORE)
 
 #: Commands no fail point may touch: the driver's monitoring and the proxy's own control channel.
-EXEMPT_COMMANDS = frozenset({"hello", "isMaster", "ismaster", "configureFailPoint"})
+EXEMPT_COMMANDS = HANDSHAKE_COMMANDS | INTERNAL_COMMANDS
 
 
 class FailPointConfigError(ValueError):
@@ -223,7 +224,7 @@ def _labels(point: FailPoint, context: CommandContext, code: Any) -> list[str]:
     labels = []
     # failCommand fires before the cursor is checked out, so the server cannot know it is a change stream.
     if point.name == FAIL_GET_MORE and context.change_stream_cursor and code in RESUMABLE_CHANGE_STREAM_CODES:
-        labels.append("ResumableChangeStreamError")
+        labels.append(RESUMABLE_LABEL)
     if context.retryable_write and code in RETRYABLE_WRITE_CODES:
         labels.append("RetryableWriteError")
     return labels

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from typing import Any
 
-HANDSHAKE_COMMANDS = frozenset({"hello", "isMaster", "ismaster"})
 _HOST_LISTS = ("hosts", "passives", "arbiters")
 
 

@@ -156,14 +156,12 @@ def _server(item: str, where: str) -> str:
     if name == "uri":
         if not argument.startswith(("mongodb://", "mongodb+srv://")):
             raise DefinitionError(f"{where}: uri= needs a mongodb:// or mongodb+srv:// connection string")
-        if argument.startswith("mongodb://"):
-            from pymongo.errors import PyMongoError
-            from pymongo.uri_parser import parse_uri
+        from harness.uris import ConnectionStringError, validate
 
-            try:
-                parse_uri(argument)
-            except (PyMongoError, ValueError) as exc:
-                raise DefinitionError(f"{where}: bad connection string: {exc}") from None
+        try:
+            validate(argument)  # an SRV URI is checked without resolving it
+        except ConnectionStringError as exc:
+            raise DefinitionError(f"{where}: {exc}") from None
         return item
     raise DefinitionError(f"{where}: a server is testcontainers[=IMAGE] or uri=mongodb://..., got {item!r}")
 

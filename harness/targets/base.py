@@ -8,13 +8,13 @@ client under test.
 
 from __future__ import annotations
 
-import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from pymongo import MongoClient
 from pymongo.errors import PyMongoError
-from pymongo.uri_parser import parse_uri
+
+from harness import uris
 
 TOPOLOGIES = ("single", "replicaset", "sharded", "load-balanced")
 
@@ -40,34 +40,16 @@ class TargetInfo:
 
 
 def redact_uri(uri: str) -> str:
-    """A connection string safe to write into result files (no password)."""
-    return re.sub(r"(://[^:/@]+):[^@/]*@", r"\1:***@", uri)
-
-
-def version_tuple(version: str) -> tuple[int, ...]:
-    """``"4.2.0-rc1"`` -> ``(4, 2, 0)``; missing parts count as zero when compared."""
-    parts = []
-    for piece in re.split(r"[.\-+]", str(version)):
-        if not piece.isdigit():
-            break
-        parts.append(int(piece))
-    return tuple(parts)
+    """A connection string safe to write into result files (no password); see :func:`harness.uris.redact`."""
+    return uris.redact(uri)
 
 
 def single_host_uri(uri: str) -> str:
-    """The URI cut down to its first host (a test that must talk to one mongos)."""
-    parsed = parse_uri(uri)
-    nodes = parsed.get("nodelist") or []
-    if len(nodes) <= 1 or uri.startswith("mongodb+srv://"):
-        return uri
-    scheme, rest = uri.split("://", 1)
-    hosts_and_rest = rest.split("/", 1)
-    auth, _, hosts = hosts_and_rest[0].rpartition("@")
-    first = hosts.split(",")[0]
-    prefix = f"{auth}@" if auth else ""
-    tail = "/" + hosts_and_rest[1] if len(hosts_and_rest) > 1 else "/"
-    return f"{scheme}://{prefix}{first}{tail}"
+    """The URI cut down to its first host (a test that must talk to one mongos).
 
+    See :func:`harness.uris.single_host_uri`; an SRV URI comes back unchanged, unresolved.
+    """
+    return uris.single_host_uri(uri)
 
 
 def secantus_package() -> dict[str, str]:

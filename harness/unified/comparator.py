@@ -13,7 +13,7 @@ from typing import Any
 
 from bson.objectid import ObjectId
 
-from harness.apm import CMAP_EVENTS
+from harness.core.constants import CMAP_EVENTS
 from harness.matching import MISSING, Mismatch, UnsupportedAssertion, child_path
 from harness.observations import ErrorInfo, ObservedEvent
 from harness.unified.matching import Matcher

@@ -7,9 +7,9 @@ as one ``error`` test naming the file and the JSON path, and to give every
 operation a label (``operations[3]``) that failure messages can point at.
 The ``.yml`` and ``.json`` encodings of a file load to equal tests.
 
-:mod:`harness.loaders` lists this format in its table of built-in formats;
-importing this module also registers the test-runner operations the format
-uses, so any run that can load a unified file can run it.
+:mod:`harness.loaders` lists this format in its table of built-in formats.
+Loading imports neither the runner nor a driver: the test-runner operations
+the format uses live in the engine (:mod:`harness.engine.runner_operations`).
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import harness.unified.runner_operations  # noqa: F401 - registers the test-runner operations
 from harness.model import (
     NOT_GIVEN,
     CollectionData,

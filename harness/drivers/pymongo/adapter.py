@@ -12,7 +12,8 @@ from pymongo.client_session import ClientSession
 from pymongo.command_cursor import CommandCursor
 from pymongo.cursor import Cursor
 
-from harness.apm import ALL_COMMAND_EVENTS, CMAP_EVENTS, CommandRecorder, PoolRecorder
+from harness.apm import CommandRecorder, PoolRecorder
+from harness.core.constants import ALL_COMMAND_EVENTS, CMAP_EVENTS
 from harness.drivers.base import UnsupportedOperation
 from harness.drivers.pymongo.errors import DRIVER_EXCEPTIONS, error_info, raised_by_driver
 from harness.drivers.pymongo.operations import OPERATIONS

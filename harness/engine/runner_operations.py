@@ -1,6 +1,6 @@
 """Special test operations (``object: testRunner``) of the unified format.
 
-Each registers under its spec name in :data:`harness.runner.TEST_RUNNER_OPERATIONS`
+Each registers under its spec name in :data:`harness.engine.operation_table.TEST_RUNNER_OPERATIONS`
 (``failPoint`` itself lives in the runner). Collection and index assertions
 use the target's internal admin client, as the spec requires. Assertions
 about a session or a client's commands ask the driver session, which knows
@@ -15,7 +15,8 @@ from typing import Any
 from pymongo.errors import PyMongoError
 
 from harness.model import Operation
-from harness.runner import HarnessError, TestContext, TestFailure, test_runner_operation
+from harness.core.errors import HarnessError, TestFailure
+from harness.engine.operation_table import TestContext, test_runner_operation
 
 
 def _argument(operation: Operation, key: str) -> Any:

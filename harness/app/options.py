@@ -1,0 +1,125 @@
+"""The run options, declared once for every front end.
+
+The ``harness run`` CLI, the pytest plugin and the prose tests' conftest used
+to declare ``--target``, ``--driver``, ``--results``... each on its own, with
+drifting defaults and help. Each option is one row of :data:`RUN_OPTIONS`;
+:func:`add_cli_options` and :func:`add_pytest_options` declare the rows, and
+:func:`run_options` turns the values, however they were read, into one
+:class:`~harness.session.RunOptions`.
+
+Choices that depend on plug-ins (the drivers, the fail-point modes) are
+computed when the parser is built, so importing this module stays cheap.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+
+def _drivers() -> list[str]:
+    from harness.drivers import DRIVERS
+
+    return sorted(DRIVERS)
+
+
+def _failpoint_modes() -> list[str]:
+    from harness.session import FAILPOINT_MODES
+
+    return list(FAILPOINT_MODES)
+
+
+@dataclass(frozen=True)
+class RunOption:
+    """One option of a run, as the CLI and pytest spell it."""
+
+    dest: str
+    cli: tuple[str, ...]
+    #: The pytest flag; differs where pytest or a common plugin owns the CLI's name (``--timeout``).
+    pytest: str
+    help: str
+    default: Any = None
+    type: Callable[[str], Any] | None = None
+    action: str | None = None
+    choices: Callable[[], Sequence[str]] | None = None
+
+    @property
+    def pytest_dest(self) -> str:
+        return self.pytest.lstrip("-").replace("-", "_")
+
+    def declaration(self, *, for_cli: bool) -> dict[str, Any]:
+        keywords: dict[str, Any] = {"help": self.help, "default": self.default}
+        if self.action:
+            keywords["action"] = self.action
+        if self.type is not None and (for_cli or self.type is not Path):
+            keywords["type"] = self.type
+        if self.choices is not None and for_cli:
+            keywords["choices"] = list(self.choices())
+        if self.action == "append":
+            keywords["default"] = []
+            keywords["metavar"] = "PATH"
+        return keywords
+
+
+RUN_OPTIONS: tuple[RunOption, ...] = (
+    RunOption("specs", ("--specs",), "--specs", "spec file or directory (repeatable)", type=Path, action="append"),
+    RunOption("target", ("--target",), "--target",
+              "target: NAME or NAME=ARG (embedded, embedded-no-test-commands, secantusdb-daemon, uri, testcontainers; "
+              "default: embedded)", default="embedded"),
+    RunOption("driver", ("--driver",), "--driver", "driver under test (default: pymongo)", default="pymongo",
+              choices=_drivers),
+    RunOption("results", ("--results",), "--results", "append one JSON line per test to this file", type=Path),
+    RunOption("expected", ("--expected",), "--expected",
+              "expected-outcomes file; 'auto' picks specs/expectations/<target>.yml, 'none' expects all to pass",
+              default="auto"),
+    RunOption("failpoints", ("--failpoints",), "--failpoints",
+              "native: configureFailPoint on the target; emulated: a wire proxy in front of it fails commands "
+              "itself; auto (default): native when the target accepts it", default="auto", choices=_failpoint_modes),
+    RunOption("network_faults", ("--network-faults",), "--network-faults",
+              "run drivers through a Toxiproxy server so scenarios can inject network faults", default=False,
+              action="store_true"),
+    RunOption("timeout", ("--timeout",), "--spec-timeout", "per-test timeout in seconds (default 30)",
+              default=30.0, type=float),
+    RunOption("iteration_timeout", ("--iteration-timeout",), "--iteration-timeout",
+              "how long to wait for one change-stream document (default 10)", default=10.0, type=float),
+)
+
+
+def add_cli_options(parser: argparse.ArgumentParser) -> None:
+    for option in RUN_OPTIONS:
+        parser.add_argument(*option.cli, dest=option.dest, **option.declaration(for_cli=True))
+
+
+def add_pytest_options(group: Any) -> None:
+    """Declare every row in a pytest option group (``parser.getgroup(...)``)."""
+    for option in RUN_OPTIONS:
+        group.addoption(option.pytest, dest=option.pytest_dest, **option.declaration(for_cli=False))
+
+
+def run_options(value: Callable[[RunOption], Any], labels: dict[str, str] | None = None) -> Any:
+    """A :class:`~harness.session.RunOptions` from ``value(option)``, whichever front end read the values."""
+    from harness.runner import RunSettings
+    from harness.session import RunOptions
+
+    values = {option.dest: value(option) for option in RUN_OPTIONS}
+    results = values["results"]
+    return RunOptions(
+        target=values["target"], driver=values["driver"], results=Path(results) if results else None,
+        expected=values["expected"], failpoints=values["failpoints"], network_faults=bool(values["network_faults"]),
+        labels=dict(labels or {}),
+        settings=RunSettings(test_timeout_s=float(values["timeout"]),
+                             iteration_timeout_s=float(values["iteration_timeout"])),
+    )
+
+
+def from_namespace(args: argparse.Namespace) -> Any:
+    """The CLI's values."""
+    return run_options(lambda option: getattr(args, option.dest), labels=dict(getattr(args, "labels", [])))
+
+
+def from_pytest_config(config: Any) -> Any:
+    """pytest's values; an option nobody declared (the plugin not loaded) takes its default."""
+    return run_options(lambda option: config.getoption(option.pytest_dest, default=option.default))

@@ -1,0 +1,23 @@
+"""The two ways a test goes wrong, shared by every layer that judges one.
+
+:class:`TestFailure` means the target or driver misbehaved (verdict
+``failed``); :class:`HarnessError` means the test could not be carried out
+(verdict ``error``). The spec runner, the test-runner operations, prose checks
+and plug-ins raise them; only the per-test lifecycle turns them into verdicts.
+"""
+
+from __future__ import annotations
+
+
+class TestFailure(Exception):
+    """The target or driver did not behave as the test expects."""
+
+    __test__ = False  # not a pytest test class
+
+    def __init__(self, message: str, mismatches: list | None = None) -> None:
+        super().__init__(message)
+        self.mismatches = mismatches or []
+
+
+class HarnessError(Exception):
+    """The test could not be carried out (bad test, unsupported operation, set-up failure)."""

@@ -1,0 +1,63 @@
+"""The import contracts (``[tool.importlinter]`` in pyproject.toml) run with the suite.
+
+A new back-edge (a loader importing the runner, the core importing pymongo,
+the engine naming a plug-in) fails here. The planted-back-edge test runs the
+same contracts on a copy of the packages with one forbidden import added, so
+this check is known to be able to fail.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+PACKAGES = ("harness", "faults", "prose_tests", "reports")
+LINT_IMPORTS = shutil.which("lint-imports")
+needs_linter = pytest.mark.skipif(LINT_IMPORTS is None, reason="import-linter is not installed (pip install -e '.[test]')")
+
+
+def _lint(root: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    return subprocess.run([LINT_IMPORTS, "--config", str(root / "pyproject.toml"), "--no-cache"],
+                          cwd=root, env=env, capture_output=True, text=True, timeout=300)
+
+
+@needs_linter
+def test_import_contracts_hold() -> None:
+    result = _lint(REPO)
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
+    assert "0 broken" in result.stdout
+
+
+@needs_linter
+@pytest.mark.parametrize("module, back_edge, contract", [
+    ("harness/unified/loader.py", "import harness.runner", "formats"),
+    ("harness/core/constants.py", "import pymongo", "core"),
+    ("harness/engine/operation_table.py", "import faults.failpoints", "engine"),
+])
+def test_a_planted_back_edge_breaks_its_contract(tmp_path: Path, module: str, back_edge: str, contract: str) -> None:
+    for package in PACKAGES:
+        shutil.copytree(REPO / package, tmp_path / package, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(REPO / "pyproject.toml", tmp_path / "pyproject.toml")
+    target = tmp_path / module
+    target.write_text(target.read_text() + f"\n{back_edge}  # planted by the test\n")
+    result = _lint(tmp_path)
+    assert result.returncode != 0, result.stdout[-3000:]
+    broken = [line for line in result.stdout.splitlines() if line.endswith("BROKEN")]
+    assert len(broken) == 1 and broken[0].startswith(contract), result.stdout[-3000:]
+
+
+def test_loading_spec_files_imports_no_driver_and_no_runner() -> None:
+    """What the contracts say statically, checked at run time: the loaders pull in no pymongo."""
+    probe = ("import sys, harness.loaders, harness.unified.loader; "
+             "print(sorted(m for m in sys.modules if m.split('.')[0] == 'pymongo' "
+             "or m in ('harness.runner', 'harness.session', 'harness.apm', 'faults.failpoints')))")
+    result = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"

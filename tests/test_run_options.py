@@ -1,0 +1,60 @@
+"""The one options table: the CLI and pytest declare the same rows and build the same RunOptions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.app.options import RUN_OPTIONS, from_namespace, from_pytest_config
+from harness.cli import build_parser
+from harness.core.versions import compare_versions, version_tuple
+
+
+class _Config:
+    """A pytest config stand-in: values by dest, KeyError-free defaults as pytest's getoption gives."""
+
+    def __init__(self, values: dict[str, object]) -> None:
+        self.values = values
+
+    def getoption(self, name: str, default: object = None) -> object:
+        return self.values.get(name, default)
+
+
+def test_cli_and_pytest_build_the_same_run_options(tmp_path: Path) -> None:
+    results = tmp_path / "r.jsonl"
+    args = build_parser().parse_args(["run", "--target", "uri=mongodb://127.0.0.1:1", "--results", str(results),
+                                      "--expected", "none", "--failpoints", "emulated", "--network-faults",
+                                      "--timeout", "12", "--iteration-timeout", "3"])
+    config = _Config({"target": "uri=mongodb://127.0.0.1:1", "results": str(results), "expected": "none",
+                      "failpoints": "emulated", "network_faults": True, "spec_timeout": 12.0,
+                      "iteration_timeout": 3.0, "driver": "pymongo"})
+    cli, plugin = from_namespace(args), from_pytest_config(config)
+    assert cli == plugin
+    assert cli.settings.test_timeout_s == 12.0 and cli.settings.iteration_timeout_s == 3.0
+    assert cli.results == results and cli.network_faults is True and cli.failpoints == "emulated"
+
+
+def test_defaults_are_the_same_everywhere() -> None:
+    cli = from_namespace(build_parser().parse_args(["run"]))
+    undeclared = from_pytest_config(_Config({}))  # the prose tests without the plugin: every default
+    assert cli == undeclared
+    assert (cli.target, cli.driver, cli.expected, cli.failpoints) == ("embedded", "pymongo", "auto", "auto")
+
+
+def test_every_row_is_declared_by_the_pytest_plugin(pytestconfig: pytest.Config) -> None:
+    """This session runs with the plugin: every row is a known pytest option under its pytest name."""
+    for option in RUN_OPTIONS:
+        pytestconfig.getoption(option.pytest_dest)  # raises ValueError for an undeclared option
+
+
+def test_the_cli_refuses_an_unknown_failpoint_mode() -> None:
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["run", "--failpoints", "sometimes"])
+
+
+@pytest.mark.parametrize("a, b, expected", [("7.0", "7.0.0", 0), ("4.2.0-rc1", "4.2", 0), ("8.2.11", "8.10", -1),
+                                            ("6.0.99", "6.0.5", 1)])
+def test_versions_compare_numerically(a: str, b: str, expected: int) -> None:
+    assert compare_versions(a, b) == expected
+    assert version_tuple("4.2.0-rc1") == (4, 2, 0)
