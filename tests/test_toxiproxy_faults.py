@@ -219,7 +219,7 @@ def test_close_destroys_every_proxy_it_made(toxiproxy, database_uri):
 
 
 def test_two_servers_in_one_process_keep_their_own_toxics(toxiproxy, database_uri):
-    """toxiproxy-python keeps the API address process-wide; each NetworkFaults must still hit its own server."""
+    """Each NetworkFaults talks to its own server's address: two in one process stay apart."""
     with ToxiproxyServer() as other_server:
         mine, other = NetworkFaults(toxiproxy), NetworkFaults(other_server)
         try:

@@ -7,30 +7,21 @@ removes every toxic and re-enables every proxy, :meth:`NetworkFaults.verify_clea
 asks the server and raises if anything is left, and :meth:`NetworkFaults.close`
 destroys every proxy whatever happened before.
 
-Proxies and toxics are created through ``toxiproxy-python`` 0.1.1. That
-library keeps the API address in class attributes of ``APIConsumer`` (one
-address per *process*), so every library call here runs under one lock with
-the address pointed at this instance's server: two ``NetworkFaults`` on two
-servers in one process stay correct. See :mod:`faults.network.api` for the
-calls made without the library, and why.
+Every call goes through the server's own :class:`~faults.network.api.ToxiproxyAPI`
+(``self.api``), which holds that server's address: no process-wide state, so
+two ``NetworkFaults`` on two servers in one process stay apart. The HTTP
+statuses that mean something here (409 exists, 404 not found, 400 refused) are
+turned into this module's messages.
 """
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from toxiproxy import Toxiproxy
-from toxiproxy.api import APIConsumer
-from toxiproxy.exceptions import InvalidToxic, NotFound, ProxyExists
-
+from faults.network.api import ToxiproxyHTTPError
 from faults.network.server import ToxiproxyServer
 from faults.network.toxics import NetworkFaultError, Toxic
-
-_LIBRARY_LOCK = threading.RLock()
 
 
 class NetworkFaultsLeftBehind(NetworkFaultError):
@@ -57,27 +48,19 @@ class NetworkFaults:
         self.proxies: dict[str, Proxy] = {}
         #: Every toxic added since the last reset, with its proxy: what a failure message can quote.
         self.history: list[dict[str, Any]] = []
-        self._library = Toxiproxy()
-
-    @contextmanager
-    def _client(self) -> Iterator[Toxiproxy]:
-        with _LIBRARY_LOCK:
-            APIConsumer.host, APIConsumer.port = self.server.host, self.server.port
-            yield self._library
 
     # -- proxies ---------------------------------------------------------------
     def add_proxy(self, upstream: str, name: str | None = None) -> Proxy:
         """A proxy listening on a free loopback port and forwarding to ``upstream`` (``host:port``)."""
         name = name or f"target{len(self.proxies)}"
-        with self._client() as library:
-            try:
-                created = library.create(upstream=upstream, name=name, listen="127.0.0.1:0")
-            except ProxyExists:
+        try:
+            created = self.api.create_proxy(name=name, upstream=upstream, listen="127.0.0.1:0")
+        except ToxiproxyHTTPError as exc:
+            if exc.status == 409:
                 raise NetworkFaultError(f"a proxy named {name!r} already exists on {self.server.api_url}") from None
-            except KeyError:  # the library reads 'name' from an error body it did not check
-                raise NetworkFaultError(f"Toxiproxy refused proxy {name!r} -> {upstream}; log tail:\n"
-                                        f"{self.server.log_tail()}") from None
-        proxy = Proxy(name=name, listen=created.listen, upstream=upstream)
+            raise NetworkFaultError(f"Toxiproxy refused proxy {name!r} -> {upstream}; log tail:\n"
+                                    f"{self.server.log_tail()}") from None
+        proxy = Proxy(name=name, listen=created["listen"], upstream=upstream)
         self.proxies[name] = proxy
         return proxy
 
@@ -91,11 +74,17 @@ class NetworkFaults:
         except KeyError:
             raise NetworkFaultError(f"no proxy named {name!r}; known: {sorted(self.proxies)}") from None
 
-    def _library_proxy(self, library: Toxiproxy, name: str) -> Any:
-        found = library.get_proxy(name)
-        if found is None:
-            raise NetworkFaultError(f"proxy {name!r} is gone from the Toxiproxy server at {self.server.api_url}")
-        return found
+    def _gone(self, name: str) -> NetworkFaultError:
+        return NetworkFaultError(f"proxy {name!r} is gone from the Toxiproxy server at {self.server.api_url}")
+
+    def _exists_on_server(self, name: str) -> bool:
+        try:
+            self.api.proxy(name)
+        except ToxiproxyHTTPError as exc:
+            if exc.status == 404:
+                return False
+            raise
+        return True
 
     def down(self, proxy: str | None = None) -> None:
         """Close every connection through the proxy and stop listening (connection refused)."""
@@ -112,26 +101,30 @@ class NetworkFaults:
     def add_toxic(self, toxic: Toxic, proxy: str | None = None) -> str:
         """Install ``toxic`` on the proxy (it acts on open and new connections); returns its name."""
         target = self._proxy(proxy)
-        with self._client() as library:
-            try:
-                self._library_proxy(library, target.name).add_toxic(**toxic.as_api())
-            except ProxyExists:  # the library's name for any 409, here "toxic already exists"
+        try:
+            self.api.add_toxic(target.name, toxic.as_api())
+        except ToxiproxyHTTPError as exc:
+            if exc.status == 404:
+                raise self._gone(target.name) from None
+            if exc.status == 409:  # "toxic already exists"
                 raise NetworkFaultError(f"proxy {target.name!r} already has a toxic named {toxic.name!r}; "
                                         "give the new one another name") from None
-            except InvalidToxic as exc:
-                raise NetworkFaultError(f"Toxiproxy refused toxic {toxic.as_api()}: {_body(exc)}") from None
+            if exc.status == 400:
+                raise NetworkFaultError(f"Toxiproxy refused toxic {toxic.as_api()}: {exc.body}") from None
+            raise
         self.history.append({"proxy": target.name, **toxic.as_api()})
         return toxic.name
 
     def remove_toxic(self, name: str, proxy: str | None = None) -> None:
         target = self._proxy(proxy)
-        with self._client() as library:
-            try:
-                removed = self._library_proxy(library, target.name).destroy_toxic(name)
-            except NotFound:
-                raise NetworkFaultError(f"proxy {target.name!r} has no toxic named {name!r}") from None
-        if not removed:
-            raise NetworkFaultError(f"Toxiproxy failed to remove toxic {name!r} from {target.name!r}")
+        try:
+            self.api.delete_toxic(target.name, name)
+        except ToxiproxyHTTPError as exc:
+            if exc.status != 404:
+                raise NetworkFaultError(f"Toxiproxy failed to remove toxic {name!r} from {target.name!r}") from None
+            if not self._exists_on_server(target.name):  # 404 for the proxy, not the toxic
+                raise self._gone(target.name) from None
+            raise NetworkFaultError(f"proxy {target.name!r} has no toxic named {name!r}") from None
 
     def toxics(self, proxy: str | None = None) -> list[dict[str, Any]]:
         """The toxics the server has on the proxy now (its word, not ours)."""
@@ -140,10 +133,11 @@ class NetworkFaults:
     # -- cleanliness -----------------------------------------------------------
     def reset(self) -> None:
         """Remove every toxic and re-enable every proxy on the server (``POST /reset``)."""
-        with self._client() as library:
-            if not library.reset():
-                raise NetworkFaultError(f"Toxiproxy /reset failed at {self.server.api_url}; log tail:\n"
-                                        f"{self.server.log_tail()}")
+        try:
+            self.api.reset()
+        except ToxiproxyHTTPError:
+            raise NetworkFaultError(f"Toxiproxy /reset failed at {self.server.api_url}; log tail:\n"
+                                    f"{self.server.log_tail()}") from None
         self.history.clear()
 
     def leftovers(self) -> list[str]:
@@ -169,17 +163,17 @@ class NetworkFaults:
     def close(self) -> list[str]:
         """Destroy every proxy this instance created; returns problems (empty when all went)."""
         problems = []
-        with self._client() as library:
-            for name in list(self.proxies):
-                try:
-                    found = library.get_proxy(name)
-                    if found is not None and not library.destroy(found):
-                        problems.append(f"could not destroy proxy {name!r}")
-                        continue
-                except Exception as exc:  # noqa: BLE001 - every proxy gets its chance to go
-                    problems.append(f"could not destroy proxy {name!r}: {exc}")
+        for name in list(self.proxies):
+            try:
+                self.api.delete_proxy(name)
+            except ToxiproxyHTTPError as exc:
+                if exc.status != 404:  # 404: gone already, which is what we want
+                    problems.append(f"could not destroy proxy {name!r}")
                     continue
-                del self.proxies[name]
+            except Exception as exc:  # noqa: BLE001 - every proxy gets its chance to go
+                problems.append(f"could not destroy proxy {name!r}: {exc}")
+                continue
+            del self.proxies[name]
         return problems
 
     def __enter__(self) -> "NetworkFaults":
@@ -188,7 +182,3 @@ class NetworkFaults:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-
-def _body(exc: Exception) -> str:
-    content = exc.args[0] if exc.args else b""
-    return content.decode(errors="replace").strip() if isinstance(content, bytes) else str(content)

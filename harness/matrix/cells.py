@@ -20,7 +20,7 @@ from harness.targets.base import redact_uri
 
 #: Extras of the harness a target needs in the cell's environment.
 TARGET_EXTRAS = {"testcontainers": ("containers",)}
-#: The extra a campaign needs (its network faults drive Toxiproxy through toxiproxy-python).
+#: The extra a campaign needs (its network faults drive Toxiproxy's HTTP API through requests).
 CAMPAIGN_EXTRAS = ("faults",)
 
 
