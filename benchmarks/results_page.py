@@ -124,7 +124,7 @@ def render(report: dict[str, Any]) -> str:
     lines += ["", "## How it is measured", "",
               "- **Data**: `benchmarks/synthetic_results.py`, seed "
               f"{report['sizes'][0]['seed'] if report['sizes'] else '-'}: real `cs-harness.result/1` records "
-              "(byte-identical to what `harness.results` writes) for the 155 real spec and prose test ids, "
+              "(byte-identical to what `harness.core.records` writes) for the 155 real spec and prose test ids, "
               "8 pymongo releases x 8 targets x 3 repeats a night, plus one campaign record per cell per night; "
               "~70% passed, ~28% skipped by the real requirements, ~2% failed or errors (planted regressions, "
               "fixes, target bugs and flakes at 2-15%). About 1.4 KiB a row.",

@@ -15,7 +15,7 @@ from typing import Any
 
 from faults.campaign.checker import check_delivery, summarise
 from faults.campaign.schedule import FAILPOINT_KINDS, KINDS, NETWORK_KINDS, SURFACING_KINDS, make_schedule
-from harness.results import RunProvenance, make_record
+from harness.core.records import RunProvenance, make_record
 
 EVENTS = 2000
 FAULTS = 10

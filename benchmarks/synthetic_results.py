@@ -8,7 +8,7 @@ ids and requirements, the version matrix, the planted regressions, fixes and
 flakes). This module only turns it into JSON lines, at the speed a 10M-row
 benchmark needs:
 
-* The records are byte-for-byte what ``harness.results.make_record`` would
+* The records are byte-for-byte what ``harness.core.records.make_record`` would
   give, serialised as the results store does, but not built field by field:
   for each test the fixed head of its record, and for each run the fixed
   provenance tail, are cut once out of a real ``make_record`` output; a row is
@@ -40,8 +40,8 @@ if __package__ in (None, ""):  # run as a script: make the repository importable
 from benchmarks.synthetic_campaign import campaign_record  # noqa: E402
 from benchmarks.synthetic_world import (CAMPAIGNS_PER_CELL, CELLS, REPEATS, Behaviour, CatalogTest, Cell,  # noqa: E402
                                         check_behaviours, load_catalog, plan_for)
-from harness.expectations import Expectations, KnownOutcome  # noqa: E402
-from harness.results import RunProvenance, make_record, record_line  # noqa: E402
+from harness.core.expectations import Expectations, KnownOutcome  # noqa: E402
+from harness.core.records import RunProvenance, make_record, record_line  # noqa: E402
 
 #: Midnight UTC of the first night (2025-11-24); night n is this plus n days.
 FIRST_NIGHT = 1_763_942_400

@@ -8,7 +8,7 @@ can tell what the data should show:
 * the tests are the real ones (``synthetic_tests.json``: every legacy and
   unified change-stream spec test and the prose checks, ~155 ids) with their
   real ``runOnRequirements``; a test is skipped exactly when the harness's
-  own :func:`harness.requirements.skip_reason` would skip it on that target,
+  own :func:`harness.core.requirements.skip_reason` would skip it on that target,
   with the harness's wording (~25% of verdicts);
 * the matrix is 8 pymongo releases x 8 targets (SecantusDB embedded at four
   releases, the SecantusDB daemon with emulated fail points, mongod 7.0
@@ -31,7 +31,7 @@ from pathlib import Path
 from random import Random
 from typing import Any
 
-from harness.model import Requirement, SpecTest
+from harness.core.model import Requirement, SpecTest
 from harness.core.versions import version_tuple
 from harness.targets.base import TargetInfo
 
@@ -140,7 +140,7 @@ def load_catalog() -> list[CatalogTest]:
 
 
 class _RequirementTarget:
-    """Just enough of a harness target for :func:`harness.requirements.skip_reason`."""
+    """Just enough of a harness target for :func:`harness.core.requirements.skip_reason`."""
 
     def __init__(self, info: TargetInfo) -> None:
         self.info = info
@@ -169,7 +169,7 @@ def skip_for(test: CatalogTest, target: TargetSpec) -> str | None:
     """Why ``test`` is skipped on ``target`` (None: it runs), exactly as the harness would say it."""
     if test.format == "prose":
         return prose_skip(test, target)
-    from harness.requirements import skip_reason
+    from harness.core.requirements import skip_reason
 
     return skip_reason(test.spec, _RequirementTarget(target.info(27017)))
 

@@ -6,7 +6,7 @@ installed) still has to recognise such tests to skip them with the reason.
 
 from __future__ import annotations
 
-from harness.model import TEST_RUNNER, SpecTest
+from harness.core.model import TEST_RUNNER, SpecTest
 
 NO_NETWORK_FAULTS = "network faults need --network-faults / a Toxiproxy server"
 OPERATION_NAMES = ("networkFault", "clearNetworkFaults")

@@ -1,6 +1,7 @@
 """Test-runner operations that put network faults into a scenario (object ``testRunner``).
 
-Importing this module registers them with :func:`harness.engine.operation_table.test_runner_operation`:
+:data:`OPERATIONS` holds them by name; the network plug-in
+(:mod:`faults.network_plugin`) registers them with the engine:
 
 ``networkFault``
     exactly one of
@@ -13,8 +14,8 @@ Importing this module registers them with :func:`harness.engine.operation_table.
     no arguments: remove every toxic, bring every proxy up, and check with
     the server that nothing is left.
 
-They act on ``context.runner.network_faults`` (a :class:`~faults.network.NetworkFaults`),
-which the session sets when the run has ``--network-faults``; without it
+They act on the faults of the run's target (a :class:`~faults.network.NetworkFaults`,
+``target.faults``), which exists when the run has ``--network-faults``; without it
 they fail the test as a harness error that says so. docs/network-faults.md
 is the reference.
 """
@@ -25,14 +26,12 @@ from typing import Any
 
 from faults.network import NetworkFaultError, NetworkFaults, Toxic
 from faults.network_names import NO_NETWORK_FAULTS
-from harness.model import Operation
+from harness.core.model import Operation
 from harness.core.errors import HarnessError
-from harness.engine.operation_table import TestContext, test_runner_operation
-
-
+from harness.engine.operation_table import TestContext
 
 def network_faults_of(context: TestContext, operation: Operation) -> NetworkFaults:
-    faults = getattr(context.runner, "network_faults", None)
+    faults = getattr(context.runner.target, "faults", None)
     if faults is None:
         raise HarnessError(f"{operation.label or operation.name}: {operation.name}: {NO_NETWORK_FAULTS}")
     return faults
@@ -53,7 +52,6 @@ _FORMS: dict[str, Any] = {
 }
 
 
-@test_runner_operation("networkFault")
 def network_fault(context: TestContext, operation: Operation) -> None:
     where = operation.label or "networkFault"
     arguments = dict(operation.arguments)
@@ -71,7 +69,6 @@ def network_fault(context: TestContext, operation: Operation) -> None:
         raise HarnessError(f"{where}: {exc}") from exc
 
 
-@test_runner_operation("clearNetworkFaults")
 def clear_network_faults(context: TestContext, operation: Operation) -> None:
     if operation.arguments:
         raise HarnessError(f"{operation.label or 'clearNetworkFaults'}: clearNetworkFaults takes no arguments, "
@@ -92,3 +89,7 @@ def clear_after_test(faults: Any) -> list[str]:
         return faults.leftovers()
     except Exception as exc:  # noqa: BLE001 - Toxiproxy's client raises requests' errors too
         return [f"could not clear network faults: {type(exc).__name__}: {exc}"]
+
+
+#: The operations by their spec names (:data:`faults.network_names.OPERATION_NAMES`).
+OPERATIONS = {"networkFault": network_fault, "clearNetworkFaults": clear_network_faults}

@@ -1,10 +1,10 @@
 """The change-stream prose tests, automated as driver-neutral checks.
 
 The upstream README lists prose tests every driver implements by hand; each
-live one is a :class:`~harness.session.Check` here (``format="prose"``,
+live one is a :class:`~harness.engine.run.Check` here (``format="prose"``,
 ``file="change-streams-prose"``, named ``"<number>: <title>"``), ordered by
 number, with one check per variant where a test has several situations.
-Run them through :meth:`harness.session.HarnessRun.run_test` like any test::
+Run them through :meth:`harness.engine.run.HarnessRun.run_test` like any test::
 
     from prose_tests import load_prose_checks
     for check in load_prose_checks():
@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from functools import partial
 
-from harness.session import Check
+from harness.engine.run import Check
 from prose_tests import resume_tokens, resuming, stream_lifecycle  # noqa: F401 - registers the checks
-from prose_tests.support import PROSE_FILE, REGISTRY, ProseTest, judge
+from prose_tests.support import PROSE_FILE, REGISTRY, ProseContext, ProseTest, preflight
 
 #: Every live prose test of the upstream README, by number; each has at least one check.
 LIVE_PROSE_TESTS = (1, 2, 3, 4, 6, 7, 8, 11, 13, 14, 17, 18, 19)
@@ -29,7 +29,8 @@ def _ordered() -> list[ProseTest]:
 
 def load_prose_checks() -> list[Check]:
     """One :class:`Check` per prose test (and variant), ordered by number."""
-    return [Check(format="prose", file=PROSE_FILE, name=test.name, run=partial(judge, test)) for test in _ordered()]
+    return [Check(format="prose", file=PROSE_FILE, name=test.name, open=partial(ProseContext, test=test),
+                  preflight=partial(preflight, test)) for test in _ordered()]
 
 
 def check_id(check: Check) -> str:

@@ -4,7 +4,7 @@ The prose tests judge a driver by what it sent and what it was told: the
 ``aggregate`` / ``getMore`` / ``killCursors`` commands in its command-started
 events and the batches and ``postBatchResumeToken`` values in its
 command-succeeded replies. Everything here works on driver-neutral
-:class:`~harness.observations.ObservedEvent` lists, so any adapter that
+:class:`~harness.core.observations.ObservedEvent` lists, so any adapter that
 reports command monitoring events can be judged.
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from harness.observations import ObservedEvent
+from harness.core.observations import ObservedEvent
 
 STARTED, SUCCEEDED, FAILED = "commandStartedEvent", "commandSucceededEvent", "commandFailedEvent"
 #: The commands a change stream cursor is made of.

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from prose_tests import observed
-from prose_tests.support import CheckSkipped, ProseContext, expect, expect_token, prose_test, require
+from prose_tests.support import TestSkipped, ProseContext, expect, expect_token, prose_test, require
 
 #: Short server waits: these streams are iterated only after their changes are written.
 QUICK_AWAIT_MS = 200
@@ -46,7 +46,7 @@ def empty_batch_post_batch_token(cx: ProseContext) -> None:
     latest = replies[-1]
     require(not latest.documents, f"the latest {latest.command_name} batch was not empty")
     if not latest.has_post_batch_resume_token:
-        raise CheckSkipped(f"the target's {latest.command_name} reply carries no postBatchResumeToken")
+        raise TestSkipped(f"the target's {latest.command_name} reply carries no postBatchResumeToken")
     expect_token(cx.resume_token(), latest.post_batch_resume_token,
                  f"after an empty {latest.command_name} batch (the postBatchResumeToken of that reply)")
 

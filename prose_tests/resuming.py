@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.matching import show
+from harness.core.matching import show
 from harness.core.constants import CURSOR_NOT_FOUND, RESUMABLE_LABEL
 from harness.core.errors import TestFailure
 from prose_tests import observed
-from prose_tests.support import CheckSkipped, ProseContext, expect, prose_test, require
+from prose_tests.support import TestSkipped, ProseContext, expect, prose_test, require
 
 #: Resumable by label on 4.4+ and by code before; not retryable as a read, not a state change.
 RETRY_CHANGE_STREAM = 234
@@ -94,9 +94,9 @@ def resume_selects_with_initial_read_preference(cx: ProseContext) -> None:
     info = cx.run.target.info
     hosts = info.details.get("hosts") or []
     if info.topology != "replicaset" or len(hosts) < 2:
-        raise CheckSkipped(f"needs a replica set with several members to choose from; the target is "
+        raise TestSkipped(f"needs a replica set with several members to choose from; the target is "
                            f"{info.topology} with {len(hosts) or 1} host(s)")
-    raise CheckSkipped("not automated yet: judging it needs the server address of each command event, "
+    raise TestSkipped("not automated yet: judging it needs the server address of each command event, "
                        "which the driver seam's ObservedEvent does not carry")
 
 
@@ -115,7 +115,7 @@ def kill_cursors_error_suppressed(cx: ProseContext) -> None:
     change, problem = _next_change_later(cx)
     later = cx.events()[mark:]
     if not observed.started(later, "killCursors"):
-        raise CheckSkipped("the driver sent no killCursors while resuming (the spec says SHOULD), so there was "
+        raise TestSkipped("the driver sent no killCursors while resuming (the spec says SHOULD), so there was "
                            f"no killCursors error to suppress; commands sent: {cx.command_list(later)}")
     require(bool(observed.failed(later, "killCursors")), f"the killCursors did not fail: {cx.command_list(later)}")
     _same_change(change, problem, 2)

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from pymongo.errors import OperationFailure
 
-from harness.matching import show
+from harness.core.matching import show
 from harness.core.versions import version_tuple
 from prose_tests import observed
-from prose_tests.support import CheckSkipped, ProseContext, expect, prose_test, require
+from prose_tests.support import TestSkipped, ProseContext, expect, prose_test, require
 
 #: Server wire version from which a change without its ``_id`` is refused by the server itself.
 SERVER_CHECKS_RESUME_TOKEN_WIRE = 8
@@ -75,7 +75,7 @@ def _split_large_event_support(cx: ProseContext) -> str | None:
 def large_event_split(cx: ProseContext) -> None:
     reason = _split_large_event_support(cx)
     if reason:
-        raise CheckSkipped(reason)
+        raise TestSkipped(reason)
     cx.reset_collection(changeStreamPreAndPostImages={"enabled": True})
     cx.admin_collection.insert_one({"value": "q" * LARGE_VALUE_BYTES})
     cx.open_client()

@@ -1,33 +1,34 @@
-"""What every prose check stands on: the registry, a per-check context, and judging.
+"""What every prose check stands on: the registry and a per-check context.
 
 A prose test is a plain function of a :class:`ProseContext`. It drives the
-driver under test only through the harness's driver seam (entities and
+driver under test only through the harness's driver port (entities and
 operations by their spec names), makes set-up writes through the harness's
 own admin client so they stay out of the observed events, arms fail points
-through the run's :class:`~faults.failpoints.FailPointManager`, and says what
-it found by raising: :class:`~harness.core.errors.TestFailure` (the driver did
-not do what the README asks), :class:`CheckSkipped` (the test cannot apply to
-this target), anything else (the check could not be carried out). The
-:func:`judge` wrapper turns that into a :class:`~harness.verdicts.Verdict`.
+through the run's :class:`~harness.engine.failpoints.FailPointManager`, and
+says what it found by raising: :class:`~harness.core.errors.TestFailure` (the
+driver did not do what the README asks), :class:`~harness.core.errors.TestSkipped`
+(the test cannot apply to this target), anything else (the check could not be
+carried out). A :class:`ProseContext` is a :class:`~harness.engine.lifecycle.Case`,
+so prose checks go through the same per-test lifecycle as spec tests: the
+same deadline, single-owner teardown and verdicts.
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from pymongo.errors import PyMongoError
 
-from faults.failpoints import FailPointError
-from harness.drivers.base import UnsupportedOperation
-from harness.matching import show
-from harness.model import EntitySpec, Operation, Requirement
-from harness.observations import DriverOperationError, ErrorInfo, NoChangeWithin, ObservedEvent
-from harness.requirements import unmet
-from harness.core.errors import HarnessError, TestFailure
-from harness.verdicts import ERROR, FAILED, PASSED, SKIPPED, Verdict, run_with_deadline
+from harness.core.ports import FailPointError
+from harness.core.matching import show
+from harness.core.model import EntitySpec, Operation, Requirement
+from harness.core.observations import DriverOperationError, ErrorInfo, NoChangeWithin, ObservedEvent
+from harness.core.requirements import unmet
+from harness.core.errors import HarnessError, TestFailure, TestSkipped
+from harness.core.verdicts import SKIPPED, Verdict
+from harness.engine.lifecycle import Case
 from prose_tests import observed
 
 DATABASE = "prose_change_streams"
@@ -35,10 +36,6 @@ CLIENT, DB, COLLECTION, STREAM = "client", "database", "collection", "stream"
 ALL_COMMAND_EVENTS = [observed.STARTED, observed.SUCCEEDED, observed.FAILED]
 #: The prose tests' file name in result records and test ids.
 PROSE_FILE = "change-streams-prose"
-
-
-class CheckSkipped(Exception):
-    """The prose test cannot apply to this target; the message is the reason."""
 
 
 @dataclass
@@ -89,27 +86,36 @@ def require(condition: bool, message: str) -> None:
         raise HarnessError(f"the scenario's precondition does not hold: {message}")
 
 
-class ProseContext:
-    """One prose check's world: its collection, its driver session, its observations."""
+class ProseContext(Case):
+    """One prose check's world: its collection, its driver scope, its observations."""
 
-    def __init__(self, run: Any, test: ProseTest, session: Any) -> None:
+    def __init__(self, run: Any, test: ProseTest) -> None:
+        super().__init__()
         self.run = run
         self.test = test
-        self.session = session
+        self.scope: Any = None
         self.collection_name = "prose_" + test.short_id.replace("-", "_")
         self.app_name = f"prose-{test.short_id}"[:40]
-        self.current = "set-up"
-        #: As for spec tests: once torn down (a timeout), a still-running check arms nothing.
-        self.lock = threading.Lock()
-        self.torn_down = False
 
-    def teardown(self) -> list[str]:
-        """Close the check's clients, once; the session turns its fail points off afterwards."""
-        with self.lock:
-            if not self.torn_down:
-                self.torn_down = True
-                self.session.close()
+    def body(self) -> None:
+        settings = self.run.options.settings
+        with self.guarded():  # a scope opened after a timeout's teardown would never be closed
+            self.scope = self.run.driver.open_scope(self.run.driver_uri,
+                                                    iteration_timeout_s=settings.iteration_timeout_s)
+        try:
+            self.reset_collection()
+            self.test.body(self)
+        except PyMongoError as exc:  # the harness's own client, during set-up
+            raise HarnessError(f"the harness's admin client failed: {exc}") from exc
+
+    def close(self) -> list[str]:
+        """Close the check's clients; the run turns its fail points off afterwards."""
+        if self.scope is not None:
+            self.scope.close()
         return []
+
+    def failure_message(self, failure: TestFailure) -> str:
+        return f"prose test {self.test.name}: {failure}"
 
     # -- set-up through the harness's own client: never observed ------------------------
     @property
@@ -142,17 +148,17 @@ class ProseContext:
     def open_client(self, **uri_options: Any) -> None:
         """A monitored client (named by ``appName`` so fail points hit only it), database, collection."""
         options = {"appName": self.app_name, **uri_options}
-        self.session.create_entity(EntitySpec("client", CLIENT, {"observeEvents": ALL_COMMAND_EVENTS,
+        self.scope.create_entity(EntitySpec("client", CLIENT, {"observeEvents": ALL_COMMAND_EVENTS,
                                                                  "uriOptions": options}))
-        self.session.create_entity(EntitySpec("database", DB, {"client": CLIENT, "databaseName": DATABASE}))
-        self.session.create_entity(EntitySpec("collection", COLLECTION, {"database": DB,
+        self.scope.create_entity(EntitySpec("database", DB, {"client": CLIENT, "databaseName": DATABASE}))
+        self.scope.create_entity(EntitySpec("collection", COLLECTION, {"database": DB,
                                                                          "collectionName": self.collection_name}))
 
     def op(self, name: str, entity: str, **arguments: Any) -> Any:
         """Run one operation; an error from the driver fails the check (none was expected)."""
         self.current = f"{name} on {entity}"
         try:
-            return self.session.run(Operation(name, entity, arguments))
+            return self.scope.run(Operation(name, entity, arguments))
         except DriverOperationError as exc:
             raise TestFailure(f"{name} on {entity} raised an unexpected error: {exc.info.describe()}"
                               f"\n  commands sent: {self.command_list()}") from exc
@@ -163,19 +169,19 @@ class ProseContext:
         """Run one operation that may fail: ``(result, None)`` or ``(None, error)``."""
         self.current = f"{name} on {entity}"
         try:
-            result = self.session.run(Operation(name, entity, arguments))
+            result = self.scope.run(Operation(name, entity, arguments))
         except DriverOperationError as exc:
             return None, exc.info
         except NoChangeWithin as exc:
             raise TestFailure(f"{name} on {entity}: {exc}\n  commands sent: {self.command_list()}") from exc
         if name == "createChangeStream":
-            self.session.set_entity(STREAM, result)
+            self.scope.set_entity(STREAM, result)
         return result, None
 
     def watch(self, **options: Any) -> None:
         """``createChangeStream`` on the collection, saved as the ``stream`` entity."""
         stream = self.op("createChangeStream", COLLECTION, **options)
-        self.session.set_entity(STREAM, stream)
+        self.scope.set_entity(STREAM, stream)
 
     def next_change(self) -> dict[str, Any]:
         return self.op("iterateUntilDocumentOrError", STREAM)
@@ -185,7 +191,7 @@ class ProseContext:
 
     # -- observations -------------------------------------------------------------------
     def events(self) -> list[ObservedEvent]:
-        return self.session.events(CLIENT)
+        return self.scope.events(CLIENT)
 
     def command_list(self, events: list[ObservedEvent] | None = None) -> str:
         events = self.events() if events is None else events
@@ -202,52 +208,20 @@ class ProseContext:
         command = {"configureFailPoint": "failCommand", "mode": {"times": times},
                    "data": {"failCommands": commands, "appName": self.app_name, **data}}
         try:
-            with self.lock:
-                if self.torn_down:
-                    raise HarnessError("the check was torn down (timed out) before arming its fail point")
+            with self.guarded():
                 self.run.failpoints.arm(command)
         except FailPointError as exc:
-            raise CheckSkipped(f"needs fail points, and the target refused one: {exc}") from exc
+            raise TestSkipped(f"needs fail points, and the target refused one: {exc}") from exc
 
 
 def expect_token(actual: Any, expected: Any, situation: str) -> None:
     expect(actual == expected, f"getResumeToken {situation}: expected {show(expected)}, got {show(actual)}")
 
 
-def judge(test: ProseTest, run: Any) -> Verdict:
-    """Run one prose test on the run's target and driver, bounded by the run's test timeout."""
-    if test.requirement is not None:
-        reason = unmet(test.requirement, run.target)
-        if reason:
-            return Verdict(SKIPPED, reason)
-    settings = run.options.settings
-    session = run.driver.open_session(run.driver_uri, iteration_timeout_s=settings.iteration_timeout_s)
-    context = ProseContext(run, test, session)
-
-    def body() -> Verdict:
-        verdict = _attempt(context)
-        context.teardown()
-        return verdict
-
-    return run_with_deadline(body, context.teardown, settings.test_timeout_s, lambda: context.current)
+def preflight(test: ProseTest, run: Any) -> Verdict | None:
+    """A ``skipped`` verdict when the target does not meet the prose test's requirement."""
+    reason = unmet(test.requirement, run.target) if test.requirement is not None else None
+    return Verdict(SKIPPED, reason) if reason else None
 
 
-def _attempt(context: ProseContext) -> Verdict:
-    try:
-        context.reset_collection()
-        context.test.body(context)
-        return Verdict(PASSED)
-    except CheckSkipped as exc:
-        return Verdict(SKIPPED, str(exc))
-    except TestFailure as exc:
-        return Verdict(FAILED, f"prose test {context.test.name}: {exc}")
-    except (HarnessError, UnsupportedOperation) as exc:
-        return Verdict(ERROR, f"{context.current}: {exc}")
-    except PyMongoError as exc:  # the harness's own client, during set-up
-        return Verdict(ERROR, f"{context.current}: the harness's admin client failed: {exc}")
-    except Exception as exc:  # noqa: BLE001 - a broken check is an error verdict, never a crashed run
-        return Verdict(ERROR, f"{context.current}: internal error {type(exc).__name__}: {exc}")
-
-
-__all__ = ["CheckSkipped", "ProseContext", "ProseTest", "REGISTRY", "expect", "expect_token",
-           "judge", "prose_test", "require"]
+__all__ = ["ProseContext", "ProseTest", "REGISTRY", "expect", "expect_token", "preflight", "prose_test", "require"]

@@ -20,7 +20,7 @@ def _struct(*fields: tuple[str, T.DataType]) -> T.StructType:
     return T.StructType([T.StructField(name, kind) for name, kind in fields])
 
 
-#: ``cs-harness.result/1`` as written by ``harness/results.py`` and the campaign runner.
+#: ``cs-harness.result/1`` as written by ``harness/core/records.py`` and the campaign runner.
 RESULT_RECORD = _struct(
     ("record", S), ("run_id", S), ("format", S), ("file", S), ("test", S), ("test_id", S), ("line", L),
     ("outcome", S), ("message", S), ("started_at", S), ("duration_s", D), ("failpoints", S),

@@ -26,7 +26,7 @@ def require_shared_specs() -> None:
 @pytest.fixture(scope="session")
 def embedded_run():
     """One embedded SecantusDB for the tests that only need a target (no results file)."""
-    from harness.session import HarnessRun, RunOptions
+    from harness.engine.run import HarnessRun, RunOptions
 
     with HarnessRun(RunOptions(target="embedded", expected="none")) as run:
         yield run

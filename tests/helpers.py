@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.loaders import load_file
+from harness.formats.loaders import load_file
 
 LEGACY_HEADER = """
 database_name: harness-selftest

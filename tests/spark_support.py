@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from harness.results import RunProvenance, make_record
+from harness.core.records import RunProvenance, make_record
 
 T0 = "2026-01-05T10:00:00.000+00:00"
 

@@ -6,7 +6,7 @@ import pytest
 from pymongo import MongoClient
 from pymongo.errors import OperationFailure
 
-from harness.apm import CommandRecorder
+from harness.drivers.pymongo.apm import CommandRecorder
 
 
 @pytest.fixture

@@ -1,7 +1,7 @@
 """Smoke test of the report benchmark's pieces, on a few thousand rows (seconds, no timings asserted).
 
 The synthetic generator must write what the harness writes (the same keys,
-nesting and serialisation as ``harness.results``), deterministically
+nesting and serialisation as ``harness.core.records``), deterministically
 whatever the number of part files; and the Spark job and the plain pandas
 baseline must produce the same core tables from it, which is the
 benchmark's cross-check in small.
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.synthetic_results import generate
-from harness.results import RunProvenance, make_record, record_line
+from harness.core.records import RunProvenance, make_record, record_line
 
 ROWS = 5000
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from faults.campaign.classify import classify, silent_resumes
 from faults.campaign.schedule import Fault
-from harness.observations import ObservedEvent
+from harness.core.observations import ObservedEvent
 
 CS_AGGREGATE = {"aggregate": "c", "pipeline": [{"$changeStream": {}}]}
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from harness.cli import main
-from harness.results import read_records
+from harness.app.cli import main
+from harness.engine.results_store import read_records
 
 
 def test_campaign_command_passes_and_writes_a_record(tmp_path, capsys):

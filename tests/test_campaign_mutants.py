@@ -13,7 +13,7 @@ import sys
 from faults.campaign.campaign import CampaignOptions, run_campaign
 from faults.campaign.schedule import FAILPOINT_KINDS, KINDS, make_schedule
 from faults.network import ToxiproxyUnavailable, find_binary
-from harness.results import read_records
+from harness.engine.results_store import read_records
 
 
 def _network_available() -> bool:

@@ -29,7 +29,7 @@ REQUIRED_FIELDS = {"run_id", "format", "file", "test", "outcome", "message", "du
 
 
 def harness(*args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "harness.cli", *args], cwd=cwd, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "harness.app.cli", *args], cwd=cwd, capture_output=True,
                           text=True, timeout=timeout)
 
 

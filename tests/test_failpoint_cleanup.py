@@ -6,7 +6,9 @@ import pytest
 from pymongo import MongoClient
 from pymongo.errors import OperationFailure
 
-from faults.failpoints import FailPointError, FailPointManager, NativeFailPoints
+from faults.failpoints import NativeFailPoints
+from harness.engine.failpoints import FailPointManager
+from harness.core.ports import FailPointError
 from tests.helpers import legacy_tests
 
 FAIL_INSERTS = """
@@ -111,7 +113,7 @@ def test_a_refused_fail_point_is_not_left_on_the_books():
 
 
 def _unified_shaped(operations):
-    from harness.model import EntitySpec, SpecTest
+    from harness.core.model import EntitySpec, SpecTest
 
     return SpecTest(file="selftest.yml", format="unified", description="late arming", comparator="unified",
                     entities=[EntitySpec("client", "client0", {})], operations=operations)
@@ -121,7 +123,7 @@ def test_a_timed_out_test_never_touches_the_next_tests_fail_points(embedded_run)
     """The worker of a timed-out test wakes up later: it must neither arm nor turn off anything."""
     import time
 
-    from harness.model import TEST_RUNNER, Operation
+    from harness.core.model import TEST_RUNNER, Operation
 
     late = {"configureFailPoint": "failCommand", "mode": "alwaysOn",
             "data": {"failCommands": ["insert"], "errorCode": 2}}
@@ -153,7 +155,7 @@ def test_a_timed_out_test_never_touches_the_next_tests_fail_points(embedded_run)
 
 
 def test_a_teardown_step_that_raises_is_an_error_result_not_a_crash(embedded_run):
-    from harness.model import TEST_RUNNER, Operation
+    from harness.core.model import TEST_RUNNER, Operation
 
     def broken_hook():
         raise RuntimeError("toxiproxy went away")

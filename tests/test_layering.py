@@ -37,7 +37,7 @@ def test_import_contracts_hold() -> None:
 
 @needs_linter
 @pytest.mark.parametrize("module, back_edge, contract", [
-    ("harness/unified/loader.py", "import harness.runner", "formats"),
+    ("harness/formats/unified.py", "import harness.engine.spec_runner", "formats"),
     ("harness/core/constants.py", "import pymongo", "core"),
     ("harness/engine/operation_table.py", "import faults.failpoints", "engine"),
 ])
@@ -55,9 +55,9 @@ def test_a_planted_back_edge_breaks_its_contract(tmp_path: Path, module: str, ba
 
 def test_loading_spec_files_imports_no_driver_and_no_runner() -> None:
     """What the contracts say statically, checked at run time: the loaders pull in no pymongo."""
-    probe = ("import sys, harness.loaders, harness.unified.loader; "
+    probe = ("import sys, harness.formats.loaders, harness.formats.unified; "
              "print(sorted(m for m in sys.modules if m.split('.')[0] == 'pymongo' "
-             "or m in ('harness.runner', 'harness.session', 'harness.apm', 'faults.failpoints')))")
+             "or m in ('harness.engine.spec_runner', 'harness.engine.run', 'harness.drivers.pymongo.apm', 'faults.failpoints')))")
     result = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"

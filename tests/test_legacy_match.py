@@ -6,9 +6,9 @@ from bson import Int64, ObjectId
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.matching import MISSING
-from harness.matching.legacy import LegacyComparator, match
-from harness.observations import ErrorInfo, ObservedEvent
+from harness.core.matching import MISSING
+from harness.core.matching.legacy import LegacyComparator, match
+from harness.core.observations import ErrorInfo, ObservedEvent
 
 
 def test_subset_of_object_matches():

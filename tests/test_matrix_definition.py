@@ -154,7 +154,7 @@ def test_without_secantusdb_versions_cells_use_the_pinned_release(specs):
     (("--pymongo", "4.2.0x"), "--pymongo: '4.2.0x' is not a version"),
 ])
 def test_the_command_refuses_to_start_with_exit_2_and_says_why(tmp_path, capsys, argv, expected):
-    from harness.cli import main
+    from harness.app.cli import main
 
     base = ["matrix", "--pymongo", "4.20.0", "--suites", "prose", "--envs", str(tmp_path / "envs"),
             "--out", str(tmp_path / "out")]

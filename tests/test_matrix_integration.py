@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 from packaging.version import Version
 
-from harness.results import read_records
+from harness.engine.results_store import read_records
 from tests.conftest import LEGACY_DIR, UNIFIED_DIR, require_shared_specs
 
 REPO = Path(__file__).resolve().parents[1]
@@ -53,7 +53,7 @@ class Matrix:
 
 
 def matrix_command(*argv: str) -> list[str]:
-    return [sys.executable, "-m", "harness.cli", "matrix", *argv]
+    return [sys.executable, "-m", "harness.app.cli", "matrix", *argv]
 
 
 def run_matrix(argv: list[str]) -> subprocess.CompletedProcess:

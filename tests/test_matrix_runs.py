@@ -36,11 +36,11 @@ def test_a_repeat_is_one_harness_run_of_every_suite_with_labels_then_the_campaig
     cell = Cell("4.20.0", "secantusdb-daemon", "0.7.0b3", campaign=True)
     run, campaign = repeat_steps(definition(keyword="resume", timeout=12.0, campaign=Campaign(300, 5, 7)), cell,
                                  Path("/env/bin/python"), Path("/out/r2.jsonl"), LABELS)
-    assert run.command == ["/env/bin/python", "-m", "harness.cli", "run", "--specs", str(LEGACY), "--specs",
+    assert run.command == ["/env/bin/python", "-m", "harness.app.cli", "run", "--specs", str(LEGACY), "--specs",
                            str(UNIFIED), "--suite", "all", "--target", "secantusdb-daemon", "--results",
                            "/out/r2.jsonl", "--label", "matrix=m-1", "--label", "cell=c", "--label", "repeat=2",
                            "-q", "-k", "resume", "--timeout", "12"]
-    assert campaign.command == ["/env/bin/python", "-m", "harness.cli", "campaign", "--events", "300", "--faults",
+    assert campaign.command == ["/env/bin/python", "-m", "harness.app.cli", "campaign", "--events", "300", "--faults",
                                 "5", "--seed", "7", "--results", "/out/r2.jsonl", "--label", "matrix=m-1",
                                 "--label", "cell=c", "--label", "repeat=2", "--quiet"]
 

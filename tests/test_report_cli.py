@@ -1,4 +1,4 @@
-"""``harness report`` end to end, through ``harness.cli.main``, over records the harness really wrote.
+"""``harness report`` end to end, through ``harness.app.cli.main``, over records the harness really wrote.
 
 Two real runs of the legacy ``errors`` tests (with different labels), the
 JUnit XML the pytest plugin writes for the same tests, and a hand-edited
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.cli import main
+from harness.app.cli import main
 from tests.conftest import LEGACY_DIR, REPO, require_shared_specs
 
 NEWER = "99.1.0"
@@ -149,7 +149,7 @@ def test_baseline_diff_names_the_newly_failing_test(spark, report, results):
 
 
 def test_report_cli_does_not_import_pyspark_for_harness_run():
-    code = "import sys, harness.cli; harness.cli.build_parser(); print('pyspark' in sys.modules)"
+    code = "import sys, harness.app.cli; harness.app.cli.build_parser(); print('pyspark' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=120)
     assert done.stdout.strip() == "False", done.stderr
 

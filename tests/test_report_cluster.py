@@ -93,7 +93,7 @@ def test_the_same_tables_on_a_standalone_cluster_as_in_local_mode(spark, cluster
     write_jsonl(runs / "results.jsonl", matrix_records(repeats=2), ['{"torn'])
     local = run_report(spark, [str(runs)], tmp_path / "local")
 
-    done = subprocess.run([sys.executable, "-m", "harness.cli", "report", str(runs), "--out", str(tmp_path / "remote"),
+    done = subprocess.run([sys.executable, "-m", "harness.app.cli", "report", str(runs), "--out", str(tmp_path / "remote"),
                            "--master", cluster, "--driver-memory", "1g"],
                           cwd=REPO, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr[-5000:]

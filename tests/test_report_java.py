@@ -65,7 +65,7 @@ def test_the_real_java_here_is_new_enough():
 
 
 def test_harness_report_without_java_exits_2_with_the_message(tmp_path, monkeypatch, capsys):
-    from harness.cli import main
+    from harness.app.cli import main
 
     monkeypatch.delenv("JAVA_HOME", raising=False)
     monkeypatch.setenv("PATH", str(tmp_path))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from html import escape
 
-from harness.results import record_line
+from harness.core.records import record_line
 from reports.discover import VERDICTS_MARKER, discover_inputs
 from tests.spark_support import record, write_jsonl
 

@@ -16,7 +16,7 @@ def test_records_survive_sigkill_mid_run(tmp_path):
     require_shared_specs()
     results = tmp_path / "out.jsonl"
     process = subprocess.Popen(
-        [sys.executable, "-m", "harness.cli", "run", "--specs", str(LEGACY_DIR / "change-streams.yml"),
+        [sys.executable, "-m", "harness.app.cli", "run", "--specs", str(LEGACY_DIR / "change-streams.yml"),
          "--results", str(results), "--expected", "none"],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )
@@ -40,7 +40,7 @@ def test_records_survive_sigkill_mid_run(tmp_path):
 
 
 def test_a_torn_last_line_does_not_swallow_the_next_runs_first_record(tmp_path):
-    from harness.results import ResultsStore, read_records
+    from harness.engine.results_store import ResultsStore, read_records
 
     path = tmp_path / "out.jsonl"
     path.write_text('{"test": "finished"}\n{"test": "torn mid-wri')

@@ -15,7 +15,7 @@ from tests.test_cli import PASSING
 
 _PROBE = """
 import json, sys
-from harness.cli import main
+from harness.app.cli import main
 status = main(sys.argv[1:])
 heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('pyspark', 'py4j', 'pandas', 'pyarrow', 'matplotlib'))
 print(json.dumps({'status': status, 'heavy': heavy}))

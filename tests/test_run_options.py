@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from harness.app.options import RUN_OPTIONS, from_namespace, from_pytest_config
-from harness.cli import build_parser
+from harness.app.cli import build_parser
 from harness.core.versions import compare_versions, version_tuple
 
 

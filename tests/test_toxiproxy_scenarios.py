@@ -12,14 +12,15 @@ from pathlib import Path
 import pytest
 
 import faults.network_ops  # noqa: F401 - registers networkFault / clearNetworkFaults
-from faults.failpoints import FailPointManager, NativeFailPoints
+from faults.failpoints import NativeFailPoints
+from harness.engine.failpoints import FailPointManager
 from faults.network import ToxiproxyUnavailable, find_binary
 from faults.network_names import NO_NETWORK_FAULTS, uses_network_faults
 from faults.network_ops import clear_after_test
 from harness.drivers import make_driver
-from harness.loaders import load_file
-from harness.model import TEST_RUNNER, Operation, SpecTest
-from harness.runner import SpecRunner
+from harness.formats.loaders import load_file
+from harness.core.model import TEST_RUNNER, Operation, SpecTest
+from harness.engine.spec_runner import SpecRunner
 from harness.targets import make_target
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "specs" / "scenarios"

@@ -12,16 +12,16 @@ from typing import Any
 import pytest
 from bson import Binary, Code, Decimal128, Int64, MaxKey, MinKey, ObjectId, Regex, Timestamp
 
-from harness.matching import MISSING, UnsupportedAssertion
-from harness.matching.table import comparator_for
-from harness.observations import CursorDocuments, ErrorInfo, ObservedEvent
-from harness.unified.matching import bson_type, match
+from harness.core.matching import MISSING, UnsupportedAssertion
+from harness.core.matching.table import comparator_for
+from harness.core.observations import CursorDocuments, ErrorInfo, ObservedEvent
+from harness.core.matching.unified_matcher import bson_type, match
 
 LSID = {"id": Binary(b"\x01" * 16, 4)}
 
 
 class Entities:
-    """A stand-in for the driver session: two entities and one session lsid."""
+    """A stand-in for the driver scope: two entities and one session lsid."""
 
     def entity(self, name: str) -> Any:
         return {"objectid0": ObjectId("57e193d7a9cc81b4027498b5"), "doc0": {"a": 1}}[name]

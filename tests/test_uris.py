@@ -1,4 +1,4 @@
-"""harness.uris: the one connection-string parser (pure: no DNS, no sockets)."""
+"""harness.targets.uris: the one connection-string parser (pure: no DNS, no sockets)."""
 
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ import socket
 
 import pytest
 
-from harness import uris
-from harness.session import HarnessRun
+from harness.targets import uris
+from harness.engine.run import HarnessRun
 from harness.targets.base import redact_uri, single_host_uri
-from harness.uris import ConnectionStringError, ParsedUri, first_host, parse, redact, with_single_host
+from harness.targets.uris import ConnectionStringError, ParsedUri, first_host, parse, redact, with_single_host
 
 
 def test_parse_keeps_credentials_hosts_path_and_options():

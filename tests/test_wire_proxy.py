@@ -15,7 +15,8 @@ import pytest
 from pymongo import MongoClient, monitoring
 from pymongo.errors import OperationFailure, WriteConcernError
 
-from faults.failpoints import EmulatedFailPoints, FailPointManager
+from faults.failpoints import EmulatedFailPoints
+from harness.engine.failpoints import FailPointManager
 from faults.wire import WireProxy
 
 

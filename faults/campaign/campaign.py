@@ -5,9 +5,16 @@
 
 The nemesis thread applies the schedule's faults one at a time as the
 consumer's progress passes each ``at_event``; the writer thread inserts with
-backpressure; the consumer iterates on the calling thread until it has every
-seq (or the deadline passes). Then everything is removed and checked, the
-checker judges delivery, and one ``format: campaign`` record is written.
+backpressure; the consumer iterates until it has every seq (or the deadline
+passes). Then everything is removed and checked, the checker judges delivery,
+and one ``format: campaign`` record is written.
+
+A campaign is a :class:`~harness.engine.lifecycle.Case` run by an ordinary
+:class:`~harness.engine.run.HarnessRun`: the target comes from the target
+table (an on-disk embedded SecantusDB by default, so it can be restarted),
+fail points from the run's ``--failpoints`` mode, Toxiproxy from the network
+plug-in (``--network-faults``), and the record, provenance and results store
+from the run, exactly as for spec tests and prose checks.
 """
 
 from __future__ import annotations
@@ -24,12 +31,12 @@ from faults.campaign.checker import Anomaly, check_delivery, summarise
 from faults.campaign.classify import silent_resumes
 from faults.campaign.consumer import Consumer, ReachedApplication
 from faults.campaign.nemesis import AppliedFault, Nemesis
-from faults.campaign.schedule import KINDS, NETWORK_KINDS, Fault, make_schedule
+from faults.campaign.restart import restartable
+from faults.campaign.schedule import KINDS, NETWORK_KINDS, TARGET_KINDS, Fault, make_schedule
 from faults.campaign.writer import Writer
-from faults.failpoints import FailPointManager, NativeFailPoints
-from harness.drivers import make_driver
-from harness.results import ResultsStore, RunProvenance, make_record, new_run_id, utc_now
-from harness.targets.embedded import EmbeddedSecantus
+from harness.core.verdicts import Verdict
+from harness.engine.lifecycle import Case
+from harness.engine.run import Check, HarnessRun, RunOptions
 
 APP_NAME = "campaign-consumer"
 #: The consumer's client: bounded waits, so an outage ends in an error the application handles.
@@ -43,6 +50,10 @@ class CampaignOptions:
     seed: int = 42
     kinds: tuple[str, ...] = KINDS
     driver: str = "pymongo"
+    #: None: an on-disk embedded SecantusDB in a scratch directory (restartable); else ``--target``.
+    target: str | None = None
+    #: ``--failpoints`` mode for the nemesis's fail points (auto: native where the target accepts them).
+    failpoints: str = "auto"
     results: Path | None = None
     batch_size: int = 20
     max_lag: int = 300
@@ -78,75 +89,109 @@ class CampaignResult:
         return [e for e in self.errors if not e.allowed]
 
 
-def _start_network(kinds: tuple[str, ...], options: CampaignOptions) -> tuple[Any, tuple[str, ...], list[str]]:
-    """A Toxiproxy server when network kinds are wanted; without the binary, those kinds are dropped, said aloud."""
-    wanted = [k for k in kinds if k in NETWORK_KINDS]
+def run_campaign(options: CampaignOptions) -> CampaignResult:
+    """Run one campaign through a :class:`HarnessRun` and return what it found (its record included)."""
+    wanted = [k for k in options.kinds if k in NETWORK_KINDS]
+    skipped = _network_unavailable(wanted, options)
+    case = CampaignCase(options, skipped)
+    check = Check(format="campaign", file="campaign", name=campaign_name(options), open=case.bind,
+                  timeout_s=lambda run: case.budget_s() + 120)
+    with tempfile.TemporaryDirectory(prefix="campaign-") as scratch:
+        run_options = RunOptions(target=options.target or f"embedded={Path(scratch) / 'data'}", driver=options.driver,
+                                 results=options.results, expected="none", failpoints=options.failpoints,
+                                 network_faults=bool(wanted) and not skipped, labels=dict(options.labels))
+        with HarnessRun(run_options) as run:
+            outcome = run.run_test(check)
+    if case.result is None:  # the campaign could not even start: the record says why
+        case.result = CampaignResult(outcome=outcome.outcome, message=outcome.message, seed=options.seed, schedule=[],
+                                     applied=[], received=0, anomalies=[], errors=[], problems=[outcome.message],
+                                     driver_resumes=0, aggregates=0, duration_s=outcome.duration_s,
+                                     skipped_kinds=case.skipped)
+    case.result.outcome, case.result.message = outcome.outcome, outcome.message
+    case.result.record = outcome.record
+    return case.result
+
+
+def _network_unavailable(wanted: list[str], options: CampaignOptions) -> list[str]:
+    """Network kinds need a Toxiproxy binary; without one they are dropped, said aloud and recorded."""
     if not wanted:
-        return None, kinds, []
-    from faults.network import ToxiproxyServer, ToxiproxyUnavailable
+        return []
+    from faults.network import ToxiproxyUnavailable, find_binary
 
     try:
-        return ToxiproxyServer().start(), kinds, []
+        find_binary()
+        return []
     except ToxiproxyUnavailable as exc:
         options.progress(f"campaign: network fault kinds {wanted} skipped: {exc}")
-        return None, tuple(k for k in kinds if k not in NETWORK_KINDS), wanted
+        return wanted
 
 
-def run_campaign(options: CampaignOptions) -> CampaignResult:
-    started_at, began = utc_now(), time.perf_counter()
-    driver = make_driver(options.driver)
-    with tempfile.TemporaryDirectory(prefix="campaign-") as scratch:
-        target = EmbeddedSecantus(storage_path=str(Path(scratch) / "data"))
-        target.start()
-        toxiproxy = network = None
-        try:
-            toxiproxy, kinds, skipped = _start_network(tuple(options.kinds), options)
-            driver_uri = target.uri
-            if toxiproxy is not None:
-                from faults.network import NetworkFaults, proxied_uri, single_host
-
-                network = NetworkFaults(toxiproxy)
-                proxy = network.add_proxy(single_host(target.uri), name="target")
-                driver_uri = proxied_uri(target.uri, proxy.listen)
-                target.info.details["network_faults"] = {"toxiproxy": toxiproxy.version, "proxy": proxy.listen}
-            schedule = make_schedule(options.seed, options.events, options.faults, kinds)
-            result = _run(options, target, driver, driver_uri, network, schedule, skipped, began)
-        finally:
-            if network is not None:
-                network.close()
-            if toxiproxy is not None:
-                toxiproxy.stop()
-            target.stop()
-    provenance = RunProvenance(run_id=new_run_id(), target=target.info.as_record(),
-                               driver={"name": driver.name, "version": driver.version}, failpoints="native",
-                               extra={"labels": dict(options.labels)})
-    result.record = _record(provenance, options, result, started_at)
-    store = ResultsStore(options.results)
-    try:
-        store.append(result.record)
-    finally:
-        store.close()
-    return result
+def campaign_name(options: CampaignOptions) -> str:
+    return f"seed={options.seed} events={options.events}"
 
 
-def _run(options: CampaignOptions, target: EmbeddedSecantus, driver: Any, driver_uri: str, network: Any,
-         schedule: list[Fault], skipped: list[str], began: float) -> CampaignResult:
+def restart_unsupported(target: Any) -> str | None:
+    """Why this run's target cannot take ``restart`` faults, or None."""
+    return restartable(getattr(target, "inner", target))
+
+
+class CampaignCase(Case):
+    """One campaign on a started run: the lifecycle's deadline is a backstop past the campaign's own."""
+
+    def __init__(self, options: CampaignOptions, skipped: list[str]) -> None:
+        super().__init__()
+        self.options = options
+        self.skipped = list(skipped)
+        self.stop = threading.Event()
+        self.result: CampaignResult | None = None
+        self.run: Any = None
+
+    def bind(self, run: Any) -> "CampaignCase":
+        self.run = run
+        return self
+
+    def budget_s(self) -> float:
+        options = self.options
+        return options.deadline_s or 60 + 0.02 * options.events + 3 * options.faults
+
+    def body(self) -> Verdict:
+        run, options = self.run, self.options
+        began = time.perf_counter()
+        kinds = tuple(k for k in options.kinds if k not in self.skipped)
+        reason = restart_unsupported(run.target)
+        if reason and any(k in TARGET_KINDS for k in kinds):
+            dropped = [k for k in kinds if k in TARGET_KINDS]
+            options.progress(f"campaign: fault kinds {dropped} skipped: {reason}")
+            self.skipped += dropped
+            kinds = tuple(k for k in kinds if k not in TARGET_KINDS)
+        self.current = "running the campaign"
+        schedule = make_schedule(options.seed, options.events, options.faults, kinds)
+        budget = options.deadline_s or 60 + 0.02 * options.events + 3 * len(schedule)
+        self.result = _run(options, run, schedule, self.skipped, began, self.stop, budget)
+        return Verdict(self.result.outcome, self.result.message, details=_details(options, self.result))
+
+    def close(self) -> list[str]:
+        self.stop.set()
+        return []
+
+
+def _run(options: CampaignOptions, run: Any, schedule: list[Fault], skipped: list[str], began: float,
+         stop: threading.Event, budget: float) -> CampaignResult:
+    target = run.target
+    network = getattr(target, "faults", None)
     assert target.admin is not None
     collection = target.admin[options.database][options.collection]
     collection.drop()
     target.admin[options.database].create_collection(options.collection)
-    failpoints = FailPointManager(NativeFailPoints(target.admin))
-    nemesis = Nemesis(failpoints, network, target, APP_NAME)
-    consumer = Consumer(driver, driver_uri, options.database, options.collection, app_name=APP_NAME, nemesis=nemesis,
-                        client_options=CONSUMER_OPTIONS)
+    nemesis = Nemesis(run.failpoints, network, getattr(target, "inner", target), APP_NAME)
+    consumer = Consumer(run.driver, run.driver_uri, options.database, options.collection, app_name=APP_NAME,
+                        nemesis=nemesis, client_options=CONSUMER_OPTIONS)
     nemesis.getmore_failures = consumer.getmore_failures
     gate = _Gate(schedule[0].at_event if schedule else float("inf"))
     writer = Writer(collection, options.events, consumed=lambda: len(consumer.seqs), batch_size=options.batch_size,
                     max_lag=options.max_lag)
-    stop = threading.Event()
     nemesis_thread = threading.Thread(target=_drive_schedule, args=(nemesis, schedule, consumer, gate, stop, options),
                                       name="campaign-nemesis", daemon=True)
-    budget = options.deadline_s or 60 + 0.02 * options.events + 3 * len(schedule)
     deadline = time.monotonic() + budget
     problems: list[str] = []
     try:
@@ -155,6 +200,8 @@ def _run(options: CampaignOptions, target: EmbeddedSecantus, driver: Any, driver
         nemesis_thread.start()
 
         def done() -> bool:
+            if stop.is_set():  # torn down by the lifecycle's deadline
+                return True
             return (writer.finished.is_set() and not nemesis_thread.is_alive()
                     and (not consumer.seqs or max((s for s in consumer.seqs if s is not None), default=-1)
                          >= writer.written - 1))
@@ -220,11 +267,9 @@ def _drive_schedule(nemesis: Nemesis, schedule: list[Fault], consumer: Consumer,
                          + (f" PROBLEM {applied.problems}" if applied.problems else ""))
 
 
-def _record(provenance: RunProvenance, options: CampaignOptions, result: CampaignResult,
-            started_at: str) -> dict[str, Any]:
-    name = f"seed={options.seed} events={options.events}"
+def _details(options: CampaignOptions, result: CampaignResult) -> dict[str, Any]:
     origin = result.applied[0].started if result.applied else 0.0
-    details = {
+    return {
         "seed": options.seed, "events": options.events, "faults_requested": options.faults,
         "kinds": list(options.kinds), "skipped_kinds": result.skipped_kinds,
         "faults": [a.as_record(origin) for a in result.applied],
@@ -234,6 +279,3 @@ def _record(provenance: RunProvenance, options: CampaignOptions, result: Campaig
         "anomalies": [a.as_record() for a in result.anomalies],
         "problems": result.problems, "duration_s": round(result.duration_s, 3),
     }
-    return make_record(provenance, format="campaign", file="campaign", test=name, test_id=f"campaign/campaign::{name}",
-                       outcome=result.outcome, message=result.message, started_at=started_at,
-                       duration_s=result.duration_s, details=details)

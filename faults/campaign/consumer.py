@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from faults.campaign.classify import classify, resumable
-from harness.drivers import DriverAdapter
-from harness.model import EntitySpec, Operation
-from harness.observations import DriverOperationError, ErrorInfo, NoChangeWithin
+from harness.core.ports import DriverAdapter
+from harness.core.model import EntitySpec, Operation
+from harness.core.observations import DriverOperationError, ErrorInfo, NoChangeWithin
 
 CLIENT = "consumer"
 OBSERVED = ["commandStartedEvent", "commandFailedEvent"]
@@ -51,7 +51,7 @@ class Consumer:
     def __init__(self, driver: DriverAdapter, uri: str, database: str, collection: str, *, app_name: str,
                  nemesis: Any, client_options: dict[str, Any] | None = None, max_await_ms: int = 200,
                  iteration_timeout_s: float = 1.0, reopen_deadline_s: float = 30.0) -> None:
-        self.session = driver.open_session(uri, iteration_timeout_s=iteration_timeout_s)
+        self.scope = driver.open_scope(uri, iteration_timeout_s=iteration_timeout_s)
         self.database, self.collection = database, collection
         self.app_name = app_name
         self.nemesis = nemesis
@@ -71,9 +71,9 @@ class Consumer:
     # -- set-up -------------------------------------------------------------------
     def open(self) -> None:
         uri_options = {"appName": self.app_name, **self.client_options}
-        self.session.create_entity(EntitySpec("client", CLIENT, {"uriOptions": uri_options, "observeEvents": OBSERVED}))
-        self.session.create_entity(EntitySpec("database", "db", {"client": CLIENT, "databaseName": self.database}))
-        self.session.create_entity(EntitySpec("collection", "coll", {"database": "db",
+        self.scope.create_entity(EntitySpec("client", CLIENT, {"uriOptions": uri_options, "observeEvents": OBSERVED}))
+        self.scope.create_entity(EntitySpec("database", "db", {"client": CLIENT, "databaseName": self.database}))
+        self.scope.create_entity(EntitySpec("collection", "coll", {"database": "db",
                                                                      "collectionName": self.collection}))
         self._origin = time.monotonic()
         self._open_stream()
@@ -82,7 +82,7 @@ class Consumer:
             raise RuntimeError("the first change stream has no resume token: the campaign could not reopen it")
 
     def _events(self) -> list[Any]:
-        return self.session.events(CLIENT)
+        return self.scope.events(CLIENT)
 
     def _open_stream(self) -> None:
         name = f"stream{self._streams}"
@@ -91,17 +91,17 @@ class Consumer:
             arguments["resumeAfter"] = self._token
         start = len(self._events())
         try:
-            stream = self.session.run(Operation("createChangeStream", "coll", arguments))
+            stream = self.scope.run(Operation("createChangeStream", "coll", arguments))
         finally:
             end = len(self._events())
         self.app_opens.append((start, end))
         self._mark = end
-        self.session.set_entity(name, stream)
+        self.scope.set_entity(name, stream)
         self._streams += 1
         self.stream = name
 
     def _resume_token(self) -> Any:
-        return self.session.run(Operation("getResumeToken", self.stream))
+        return self.scope.run(Operation("getResumeToken", self.stream))
 
     # -- the loop --------------------------------------------------------------------
     def run(self, done: Callable[[], bool], deadline: float, gate: Callable[[], float] = lambda: float("inf")) -> None:
@@ -124,7 +124,7 @@ class Consumer:
         # event list is a copy, too dear for every document, and errors are rare.
         mark = self._mark
         try:
-            document = self.session.run(Operation("iterateUntilDocumentOrError", self.stream))
+            document = self.scope.run(Operation("iterateUntilDocumentOrError", self.stream))
         except NoChangeWithin as exc:
             if "closed" in str(exc):  # the stream ended without an error: an application reopens it
                 self._record_error(ErrorInfo(message=str(exc), type="NoChangeWithin", is_client_error=True),
@@ -165,7 +165,7 @@ class Consumer:
         except Exception:  # noqa: BLE001 - fall back to the last document's token
             pass
         try:
-            self.session.run(Operation("close", self.stream))
+            self.scope.run(Operation("close", self.stream))
         except DriverOperationError:
             pass
         deadline = time.monotonic() + self.reopen_deadline_s
@@ -193,7 +193,7 @@ class Consumer:
                    and not any(start <= i < end for start, end in opens))
 
     def close(self) -> None:
-        self.session.close()
+        self.scope.close()
 
 
 def _seq_of(document: Any, database: str, collection: str) -> int | None:

@@ -1,6 +1,6 @@
 """Pointing a connection string at a proxy instead of the deployment behind it.
 
-The parsing itself is :mod:`harness.uris` (one parser for every connection
+The parsing itself is :mod:`harness.targets.uris` (one parser for every connection
 string the harness handles); this module adds what a proxy can and cannot
 cover, and reports it as a :class:`NetworkFaultError`.
 """
@@ -8,13 +8,13 @@ cover, and reports it as a :class:`NetworkFaultError`.
 from __future__ import annotations
 
 from faults.network.toxics import NetworkFaultError
-from harness import uris
+from harness.targets import uris
 
 
 def split_uri(uri: str) -> tuple[str, str, list[str], str, list[tuple[str, str]]]:
     """``mongodb://user:pw@h1,h2/db?a=b`` -> ``("mongodb", "user:pw", ["h1:27017", "h2:27017"], "db", [("a", "b")])``.
 
-    Hosts carry their port (27017 when left out); the parsing is :func:`harness.uris.parse`.
+    Hosts carry their port (27017 when left out); the parsing is :func:`harness.targets.uris.parse`.
     """
     if not uri.startswith("mongodb://"):
         raise NetworkFaultError(f"network faults need a mongodb:// connection string with explicit hosts "

@@ -5,7 +5,7 @@ to declare ``--target``, ``--driver``, ``--results``... each on its own, with
 drifting defaults and help. Each option is one row of :data:`RUN_OPTIONS`;
 :func:`add_cli_options` and :func:`add_pytest_options` declare the rows, and
 :func:`run_options` turns the values, however they were read, into one
-:class:`~harness.session.RunOptions`.
+:class:`~harness.engine.run.RunOptions`.
 
 Choices that depend on plug-ins (the drivers, the fail-point modes) are
 computed when the parser is built, so importing this module stays cheap.
@@ -21,15 +21,15 @@ from typing import Any
 
 
 def _drivers() -> list[str]:
-    from harness.drivers import DRIVERS
+    from harness.app.compose import plugins
 
-    return sorted(DRIVERS)
+    return sorted(plugins().drivers)
 
 
 def _failpoint_modes() -> list[str]:
-    from harness.session import FAILPOINT_MODES
+    from harness.app.compose import plugins
 
-    return list(FAILPOINT_MODES)
+    return list(plugins().failpoint_modes)
 
 
 @dataclass(frozen=True)
@@ -100,9 +100,9 @@ def add_pytest_options(group: Any) -> None:
 
 
 def run_options(value: Callable[[RunOption], Any], labels: dict[str, str] | None = None) -> Any:
-    """A :class:`~harness.session.RunOptions` from ``value(option)``, whichever front end read the values."""
-    from harness.runner import RunSettings
-    from harness.session import RunOptions
+    """A :class:`~harness.engine.run.RunOptions` from ``value(option)``, whichever front end read the values."""
+    from harness.engine.spec_runner import RunSettings
+    from harness.engine.run import RunOptions
 
     values = {option.dest: value(option) for option in RUN_OPTIONS}
     results = values["results"]

@@ -1,8 +1,9 @@
-"""The two ways a test goes wrong, shared by every layer that judges one.
+"""The ways a test ends other than passing, shared by every layer that judges one.
 
 :class:`TestFailure` means the target or driver misbehaved (verdict
 ``failed``); :class:`HarnessError` means the test could not be carried out
-(verdict ``error``). The spec runner, the test-runner operations, prose checks
+(verdict ``error``); :class:`TestSkipped` means it cannot apply to this
+target (verdict ``skipped``, with the reason). The spec runner, the test-runner operations, prose checks
 and plug-ins raise them; only the per-test lifecycle turns them into verdicts.
 """
 
@@ -21,3 +22,9 @@ class TestFailure(Exception):
 
 class HarnessError(Exception):
     """The test could not be carried out (bad test, unsupported operation, set-up failure)."""
+
+
+class TestSkipped(Exception):
+    """The test cannot apply to this target; the message is the reason."""
+
+    __test__ = False  # not a pytest test class

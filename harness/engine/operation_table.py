@@ -8,41 +8,33 @@ runner looks names up here and knows none of them.
 
 from __future__ import annotations
 
-import contextlib
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
-from harness.core.errors import HarnessError
-from harness.model import Operation, SpecTest
+from harness.engine.lifecycle import Case
+from harness.core.model import Operation, SpecTest
 
 
-class TestContext:
-    """Per-test state shared by the runner and its test-runner operations."""
+class TestContext(Case):
+    """One spec test as a :class:`~harness.engine.lifecycle.Case`, and what its test-runner operations see.
 
-    __test__ = False  # not a pytest test class
+    ``runner`` (the spec runner: ``target``, ``failpoints``, ``driver``), ``test``
+    (the model), and ``scope`` (the driver's entities, once created).
+    """
 
     def __init__(self, runner: Any, test: SpecTest) -> None:
+        super().__init__()
         self.runner = runner
         self.test = test
-        self.session: Any = None
-        self.current = "set-up"
-        #: Serialises teardown against the runner's own operations: once a test is torn
-        #: down (by its worker, or by the main thread after a timeout), a worker that is
-        #: still running can neither arm a fault nor clean up a later test's faults.
-        self.lock = threading.Lock()
-        self.torn_down = False
+        self.scope: Any = None
 
-    def check_alive(self) -> None:
-        if self.torn_down:
-            raise HarnessError("the test was torn down (timed out) before this step")
+    def body(self) -> None:
+        self.runner.body(self)
 
-    @contextlib.contextmanager
-    def guarded(self) -> Iterator[None]:
-        """For steps that change the target (arming a fault): never after teardown, never during it."""
-        with self.lock:
-            self.check_alive()
-            yield
+    def close(self) -> list[str]:
+        if self.scope is not None:
+            self.scope.close()
+        return []
 
 
 TestRunnerOperation = Callable[[TestContext, Operation], Any]

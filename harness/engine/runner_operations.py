@@ -3,8 +3,8 @@
 Each registers under its spec name in :data:`harness.engine.operation_table.TEST_RUNNER_OPERATIONS`
 (``failPoint`` itself lives in the runner). Collection and index assertions
 use the target's internal admin client, as the spec requires. Assertions
-about a session or a client's commands ask the driver session, which knows
-its driver's internals; a driver session that cannot answer makes the test
+about a session or a client's commands ask the driver scope, which knows
+its driver's internals; a driver scope that cannot answer makes the test
 an ``error`` naming the operation.
 """
 
@@ -14,7 +14,7 @@ from typing import Any
 
 from pymongo.errors import PyMongoError
 
-from harness.model import Operation
+from harness.core.model import Operation
 from harness.core.errors import HarnessError, TestFailure
 from harness.engine.operation_table import TestContext, test_runner_operation
 
@@ -27,8 +27,8 @@ def _argument(operation: Operation, key: str) -> Any:
 
 
 def _driver_query(context: TestContext, operation: Operation, method: str, *args: Any) -> Any:
-    """Ask the driver session something only it knows (a session's state, a pool's size)."""
-    session = context.session
+    """Ask the driver scope something only it knows (a session's state, a pool's size)."""
+    session = context.scope
     answer = getattr(session, method, None)
     if answer is None:
         raise HarnessError(f"{operation.label}: the driver adapter cannot answer {operation.name}")
@@ -37,9 +37,9 @@ def _driver_query(context: TestContext, operation: Operation, method: str, *args
 
 @test_runner_operation("createEntities")
 def _create_entities(context: TestContext, operation: Operation) -> None:
-    assert context.session is not None
+    assert context.scope is not None
     for entity in _argument(operation, "entities"):
-        context.session.create_entity(entity)
+        context.scope.create_entity(entity)
 
 
 # -- collections and indexes, seen through the internal client ----------------------
@@ -116,9 +116,9 @@ def _assert_dirty(context: TestContext, operation: Operation) -> None:
 @test_runner_operation("assertSameLsidOnLastTwoCommands")
 @test_runner_operation("assertDifferentLsidOnLastTwoCommands")
 def _assert_lsids(context: TestContext, operation: Operation) -> None:
-    assert context.session is not None
+    assert context.scope is not None
     client = _argument(operation, "client")
-    started = [e for e in context.session.events(client) if e.kind == "commandStartedEvent"]
+    started = [e for e in context.scope.events(client) if e.kind == "commandStartedEvent"]
     if len(started) < 2:
         raise TestFailure(f"{operation.label}: {operation.name}: {client} sent {len(started)} command(s), needs two")
     lsids = [(e.command or {}).get("lsid") for e in started[-2:]]

@@ -1,4 +1,4 @@
-"""``harness matrix``: the command line (``harness/cli.py`` wires the subcommand to these two functions).
+"""``harness matrix``: the command line (``harness/app/cli.py`` wires the subcommand to these two functions).
 
 Exit status: 0 when every cell ran every repeat and its records show the
 versions it asked for; 1 when a cell could not be built or run, or its

@@ -156,7 +156,7 @@ def _server(item: str, where: str) -> str:
     if name == "uri":
         if not argument.startswith(("mongodb://", "mongodb+srv://")):
             raise DefinitionError(f"{where}: uri= needs a mongodb:// or mongodb+srv:// connection string")
-        from harness.uris import ConnectionStringError, validate
+        from harness.targets.uris import ConnectionStringError, validate
 
         try:
             validate(argument)  # an SRV URI is checked without resolving it

@@ -10,7 +10,7 @@ same versions share one environment.
 
 An environment counts as built only when its marker file exists, and the
 marker is written last, after the install and an import check
-(``import harness.cli, harness.session, pymongo, secantus``, and building
+(``import harness.app.cli, harness.engine.run, pymongo, secantus``, and building
 the CLI parser, which imports every subcommand) have succeeded:
 an environment left half-built by a crash or a Ctrl-C has no marker and is
 removed and rebuilt. Builds of one environment are serialised with an
@@ -39,14 +39,14 @@ from harness.matrix.cells import Cell
 from harness.matrix.files import atomic_write_json, read_json
 from harness.matrix.installers import Installer, env_python
 from harness.matrix.process import Children, Interrupted
-from harness.results import utc_now
+from harness.core.records import utc_now
 
 MARKER = "cs-harness-env.json"
 #: Run by the environment's interpreter: the imports a run needs, and the parser ``harness run`` builds
 #: (it imports every subcommand's arguments); then what it imported, and which versions, into argv[1].
 IMPORT_CHECK = (
-    "import json, sys, importlib.metadata as m, harness.cli, harness.session, pymongo, secantus\n"
-    "harness.cli.build_parser()\n"
+    "import json, sys, importlib.metadata as m, harness.app.cli, harness.engine.run, pymongo, secantus\n"
+    "harness.app.cli.build_parser()\n"
     "json.dump({'pymongo': pymongo.version, 'secantusdb': m.version('secantusdb'),\n"
     "           'harness': m.version('cs-conformance-harness'), 'python': sys.version.split()[0]},\n"
     "          open(sys.argv[1], 'w'))\n"

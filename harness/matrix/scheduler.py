@@ -28,7 +28,8 @@ from harness.matrix.observe import check_versions, observe, version_problems
 from harness.matrix.process import Children, Interrupted
 from harness.matrix.steps import judge, repeat_steps
 from harness.matrix.summary import counts_text, last_line
-from harness.results import ResultsStore, utc_now
+from harness.core.records import utc_now
+from harness.engine.results_store import ResultsStore
 
 CELL_RECORD_SCHEMA = "cs-harness.cell/1"
 #: Exit status of a matrix stopped by Ctrl-C (the shell's convention for SIGINT).

@@ -48,7 +48,7 @@ def _label_arguments(labels: dict[str, Any]) -> list[str]:
 
 def repeat_steps(definition: MatrixDefinition, cell: Cell, python: Path, results: Path,
                  labels: dict[str, Any]) -> list[Step]:
-    harness = [str(python), "-m", "harness.cli"]
+    harness = [str(python), "-m", "harness.app.cli"]
     specs = [arg for suite in SPEC_SUITES if suite in definition.specs
              for arg in ("--specs", str(definition.specs[suite]))]
     suite = RUN_SUITE[(bool(specs), "prose" in definition.suites)]

@@ -15,7 +15,7 @@ from typing import Any
 
 from harness.matrix.manifest import DONE, FAILED, INTERRUPTED, PENDING, RUNNING
 from harness.matrix.observe import MISMATCH, OK, RECORDED, UNVERIFIED
-from harness.reporting import OUTCOMES
+from harness.app.reporting import OUTCOMES
 
 
 def counts_text(counts: dict[str, int]) -> str:

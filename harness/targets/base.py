@@ -8,46 +8,26 @@ client under test.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from pymongo import MongoClient
 from pymongo.errors import PyMongoError
 
-from harness import uris
+from harness.core.ports import TargetInfo, TargetUnavailable
+from harness.targets import uris
 
 TOPOLOGIES = ("single", "replicaset", "sharded", "load-balanced")
 
 
-class TargetUnavailable(Exception):
-    """The target cannot be started or reached; the message says which and why."""
-
-
-@dataclass
-class TargetInfo:
-    """Provenance of a target, recorded in every result."""
-
-    kind: str
-    name: str
-    version: str = "unknown"
-    topology: str = "unknown"
-    uri: str = ""
-    max_wire_version: int | None = None
-    details: dict[str, Any] = field(default_factory=dict)
-
-    def as_record(self) -> dict[str, Any]:
-        return asdict(self)
-
-
 def redact_uri(uri: str) -> str:
-    """A connection string safe to write into result files (no password); see :func:`harness.uris.redact`."""
+    """A connection string safe to write into result files (no password); see :func:`harness.targets.uris.redact`."""
     return uris.redact(uri)
 
 
 def single_host_uri(uri: str) -> str:
     """The URI cut down to its first host (a test that must talk to one mongos).
 
-    See :func:`harness.uris.single_host_uri`; an SRV URI comes back unchanged, unresolved.
+    See :func:`harness.targets.uris.single_host_uri`; an SRV URI comes back unchanged, unresolved.
     """
     return uris.single_host_uri(uri)
 

@@ -1,4 +1,4 @@
-"""pymongo adapter: one :class:`PyMongoSession` (entity map and event recorders) per test."""
+"""pymongo adapter: one :class:`PyMongoScope` (entity map and event recorders) per test."""
 
 from __future__ import annotations
 
@@ -12,15 +12,15 @@ from pymongo.client_session import ClientSession
 from pymongo.command_cursor import CommandCursor
 from pymongo.cursor import Cursor
 
-from harness.apm import CommandRecorder, PoolRecorder
+from harness.drivers.pymongo.apm import CommandRecorder, PoolRecorder
 from harness.core.constants import ALL_COMMAND_EVENTS, CMAP_EVENTS
-from harness.drivers.base import UnsupportedOperation
+from harness.core.ports import UnsupportedOperation
 from harness.drivers.pymongo.errors import DRIVER_EXCEPTIONS, error_info, raised_by_driver
 from harness.drivers.pymongo.operations import OPERATIONS
 from harness.drivers.pymongo.spec_options import collection_options
-from harness.model import EntitySpec, Operation
+from harness.core.model import EntitySpec, Operation
 from harness.targets.base import single_host_uri
-from harness.observations import DriverOperationError, ObservedEvent
+from harness.core.observations import DriverOperationError, ObservedEvent
 
 #: Client entity options this adapter implements; any other is refused by name rather than
 #: ignored (ignoring, say, ``awaitMinPoolSizeMS`` would silently change what a test observes).
@@ -34,11 +34,11 @@ class PyMongoAdapter:
     name = "pymongo"
     version = pymongo.version
 
-    def open_session(self, uri: str, *, iteration_timeout_s: float) -> "PyMongoSession":
-        return PyMongoSession(uri, iteration_timeout_s)
+    def open_scope(self, uri: str, *, iteration_timeout_s: float) -> "PyMongoScope":
+        return PyMongoScope(uri, iteration_timeout_s)
 
 
-class PyMongoSession:
+class PyMongoScope:
     """Entities of one test, created lazily in declaration order, closed together."""
 
     def __init__(self, uri: str, iteration_timeout_s: float) -> None:
@@ -200,10 +200,10 @@ class PyMongoSession:
 
 
 _ENTITY_FACTORIES = {
-    "client": PyMongoSession._client,
-    "database": PyMongoSession._database,
-    "collection": PyMongoSession._collection,
-    "session": PyMongoSession._session,
+    "client": PyMongoScope._client,
+    "database": PyMongoScope._database,
+    "collection": PyMongoScope._collection,
+    "session": PyMongoScope._session,
 }
 
 

@@ -1,4 +1,4 @@
-"""pymongo exceptions -> :class:`~harness.observations.ErrorInfo`."""
+"""pymongo exceptions -> :class:`~harness.core.observations.ErrorInfo`."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import os
 from bson.errors import BSONError
 from pymongo import errors
 
-from harness.observations import ErrorInfo
+from harness.core.observations import ErrorInfo
 
 
 def bulk_write_result(raw: dict) -> dict:

@@ -22,10 +22,10 @@ from pymongo.database import Database
 from pymongo.operations import DeleteMany, DeleteOne, InsertOne, ReplaceOne, UpdateMany, UpdateOne
 from pymongo.results import BulkWriteResult, DeleteResult, InsertManyResult, InsertOneResult, UpdateResult
 
-from harness.drivers.base import UnsupportedOperation
+from harness.core.ports import UnsupportedOperation
 from harness.drivers.pymongo.errors import DRIVER_EXCEPTIONS, bulk_write_result
 from harness.drivers.pymongo.spec_options import read_preference_from_spec
-from harness.observations import NoChangeWithin
+from harness.core.observations import NoChangeWithin
 
 Operation = Callable[[Any, Any, dict[str, Any]], Any]
 OPERATIONS: dict[str, Operation] = {}

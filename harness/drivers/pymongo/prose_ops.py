@@ -14,7 +14,7 @@ from typing import Any
 
 from pymongo.change_stream import ChangeStream
 
-from harness.drivers.base import UnsupportedOperation
+from harness.core.ports import UnsupportedOperation
 from harness.drivers.pymongo.operations import operation, options
 
 

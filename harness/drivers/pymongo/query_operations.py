@@ -1,7 +1,7 @@
 """Reads and cursors with pymongo: ``find``, ``aggregate``, counts, listings, cursor entities.
 
 Operations that return an iterable read it to the end, as the spec asks, and
-hand back :class:`~harness.observations.CursorDocuments` so the comparator
+hand back :class:`~harness.core.observations.CursorDocuments` so the comparator
 treats each document as root-level. ``createFindCursor`` and
 ``createCommandCursor`` return the live cursor, to be saved as an entity and
 iterated by ``iterateUntilDocumentOrError`` / ``iterateOnce``.
@@ -15,9 +15,9 @@ from pymongo import MongoClient
 from pymongo.collection import Collection
 from pymongo.database import Database
 
-from harness.drivers.base import UnsupportedOperation
+from harness.core.ports import UnsupportedOperation
 from harness.drivers.pymongo.operations import operation, options, take
-from harness.observations import CursorDocuments
+from harness.core.observations import CursorDocuments
 
 # Where ``find`` spells an option differently from the shared table (which suits aggregate).
 _FIND_NAMES = {"allowDiskUse": "allow_disk_use", "maxTimeMS": "max_time_ms", "noCursorTimeout": "no_cursor_timeout",

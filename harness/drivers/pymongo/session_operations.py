@@ -11,7 +11,7 @@ from typing import Any
 
 from pymongo.client_session import ClientSession
 
-from harness.drivers.base import UnsupportedOperation
+from harness.core.ports import UnsupportedOperation
 from harness.drivers.pymongo.operations import operation, options
 from harness.drivers.pymongo.spec_options import collection_options
 

@@ -8,7 +8,7 @@ from pymongo import ReadPreference
 from pymongo.read_concern import ReadConcern
 from pymongo.write_concern import WriteConcern
 
-from harness.drivers.base import UnsupportedOperation
+from harness.core.ports import UnsupportedOperation
 
 
 def read_preference_from_spec(spec: dict[str, Any]) -> Any:

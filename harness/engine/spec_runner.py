@@ -1,19 +1,22 @@
-"""Runs one :class:`~harness.model.SpecTest` against a target through a driver adapter.
+"""Runs one :class:`~harness.core.model.SpecTest` against a target through a driver adapter.
 
 The procedure, whatever format the test came from:
 
 1. skip it, with the reason, if its requirements rule the target out;
 2. reset databases and seed ``initialData`` through the harness's admin client;
-3. create the test's entities in a fresh driver session (new monitored clients);
+3. create the test's entities in a fresh driver scope (new monitored clients);
 4. run the operations in order: test-runner operations (``failPoint``...) here,
    everything else through the driver; check each result or error as soon
    as it is known; the first failure ends the operations;
 5. compare observed events with ``expectEvents``, then collection contents
    with the expected data (``outcome``);
-6. always: close the driver session and turn every fail point off.
+6. always: close the driver scope and turn every fail point off.
 
-The body runs in a worker thread under a deadline, so a target that hangs
-gives an ``error`` verdict and the run goes on.
+Step 1 is :meth:`SpecRunner.preflight`; steps 2 to 5 are the body of a
+:class:`~harness.engine.operation_table.TestContext`; the run drives it
+through the one per-test lifecycle (:mod:`harness.engine.lifecycle`), which
+owns the deadline and step 6, so a target that hangs gives an ``error``
+verdict and the run goes on.
 """
 
 from __future__ import annotations
@@ -30,18 +33,17 @@ from pymongo.errors import PyMongoError
 from pymongo.write_concern import WriteConcern
 from pymongo.read_concern import ReadConcern
 
-from faults.failpoints import FailPointError, FailPointManager
 import harness.engine.runner_operations  # noqa: F401 - registers the unified format's test-runner operations
 from harness.core.errors import HarnessError, TestFailure
 from harness.engine.operation_table import TEST_RUNNER_OPERATIONS, TestContext, test_runner_operation
-from harness.drivers.base import DriverAdapter, UnsupportedOperation
-from harness.matching import Mismatch, UnsupportedAssertion, show
-from harness.matching.table import comparator_for
-from harness.model import NOT_GIVEN, TEST_RUNNER, CollectionData, EventExpectation, Operation, SpecTest
-from harness.observations import DriverOperationError, ErrorInfo, NoChangeWithin
-from harness.requirements import skip_reason
-from harness.targets.base import Target
-from harness.verdicts import ERROR, FAILED, PASSED, SKIPPED, Verdict, run_with_deadline, with_cleanup_problems
+from harness.core.ports import DriverAdapter, FailPointError, Target, UnsupportedOperation
+from harness.core.matching import Mismatch, show
+from harness.core.matching.table import comparator_for
+from harness.core.model import NOT_GIVEN, TEST_RUNNER, CollectionData, EventExpectation, Operation, SpecTest
+from harness.core.observations import DriverOperationError, ErrorInfo, NoChangeWithin
+from harness.core.requirements import skip_reason
+from harness.core.verdicts import ERROR, SKIPPED, Verdict
+from harness.engine.failpoints import FailPointManager
 
 MAJORITY = WriteConcern("majority")
 
@@ -77,81 +79,41 @@ class SpecRunner:
     """Runs tests one after another on one started target with one driver."""
 
     def __init__(self, target: Target, driver: DriverAdapter, failpoints: FailPointManager,
-                 settings: RunSettings | None = None, driver_uri: str | None = None) -> None:
+                 settings: RunSettings | None = None, driver_uri: str | None = None,
+                 skip_rules: list[Callable[[SpecTest, Any], str | None]] | None = None) -> None:
         self.target = target
         self.driver = driver
         self.failpoints = failpoints
         self.settings = settings or RunSettings()
         #: Where clients under test connect (a proxy in front of the target, or the target itself).
         self.driver_uri = driver_uri or target.uri
-        #: Network faults (a ``faults.network.NetworkFaults``) when the run has a Toxiproxy in the path.
-        self.network_faults: Any = None
-        #: Extra reasons to skip a test on this run (e.g. it needs network faults the run lacks).
-        self.skip_rules: list[Callable[[SpecTest], str | None]] = []
-        #: Clean-ups run after every test besides turning fail points off; each returns its problems.
-        self.teardown_hooks: list[Callable[[], list[str]]] = []
+        #: Extra reasons to skip a test on this run (plug-ins' rules: it needs network faults the run lacks).
+        self.skip_rules: list[Callable[[SpecTest, Any], str | None]] = list(skip_rules or [])
 
     # -- public ---------------------------------------------------------------
-    def run(self, test: SpecTest) -> Verdict:
+    def preflight(self, test: SpecTest) -> Verdict | None:
+        """The verdict of a test that must not run here (it did not load, or does not apply), else None."""
         if test.load_error:
             return Verdict(ERROR, test.load_error)
-        reason = skip_reason(test, self.target) or next(filter(None, (rule(test) for rule in self.skip_rules)), None)
-        if reason:
-            return Verdict(SKIPPED, reason)
-        context = TestContext(self, test)
-        return run_with_deadline(lambda: self._guarded(context), lambda: self._teardown(context),
-                                 self.settings.test_timeout_s, lambda: context.current)
+        reason = skip_reason(test, self.target) or next(
+            filter(None, (rule(test, self.target) for rule in self.skip_rules)), None)
+        return Verdict(SKIPPED, reason) if reason else None
 
-    def _guarded(self, context: TestContext) -> Verdict:
-        verdict = self._verdict(context)
-        return with_cleanup_problems(verdict, self._teardown(context))
+    def case(self, test: SpecTest) -> TestContext:
+        return TestContext(self, test)
 
-    def _verdict(self, context: TestContext) -> Verdict:
-        try:
-            self._body(context)
-            return Verdict(PASSED)
-        except TestFailure as exc:
-            return Verdict(FAILED, str(exc), [str(m) for m in exc.mismatches])
-        except (HarnessError, UnsupportedOperation, UnsupportedAssertion) as exc:
-            return Verdict(ERROR, f"{context.current}: {exc}")
-        except Exception as exc:  # noqa: BLE001 - a harness defect is reported, not raised
-            return Verdict(ERROR, f"{context.current}: internal error {type(exc).__name__}: {exc}")
-
-    def _teardown(self, context: TestContext) -> list[str]:
-        """Close the test's clients and clean the target, once, whoever gets here first."""
-        with context.lock:
-            if context.torn_down:
-                return []
-            context.torn_down = True
-            problems: list[str] = []
-            if context.session is not None:
-                try:
-                    context.session.close()
-                except Exception as exc:  # noqa: BLE001 - teardown reports, never raises
-                    problems.append(f"closing the test's clients failed: {exc}")
-            return problems + self.cleanup()
-
-    def cleanup(self) -> list[str]:
-        """Leave the target as a test found it: fail points off, network faults gone (checked)."""
-        problems = []
-        for step in (self.failpoints.disarm_all, *self.teardown_hooks):
-            try:
-                problems.extend(step())
-            except Exception as exc:  # noqa: BLE001 - every clean-up step gets its turn
-                problems.append(f"clean-up step {getattr(step, '__name__', step)!r} failed: {exc}")
-        return problems
-
-    def _body(self, context: TestContext) -> None:
+    def body(self, context: TestContext) -> None:
+        """Steps 2 to 5 of the procedure; raises what it finds (the lifecycle makes it a verdict)."""
         test = context.test
         self._prepare_data(context)
         context.current = "creating entities"
         with context.lock:  # a session opened after a timeout's teardown would never be closed
             context.check_alive()
-            context.session = self.driver.open_session(self.driver_uri,
+            context.scope = self.driver.open_scope(self.driver_uri,
                                                        iteration_timeout_s=self.settings.iteration_timeout_s)
         for entity in test.entities:
             try:
-                context.session.create_entity(entity)
+                context.scope.create_entity(entity)
             except DriverOperationError as exc:
                 raise HarnessError(f"cannot create {entity.kind} entity {entity.id!r}: {exc.info.describe()}") from exc
         error = self._run_operations(context)
@@ -160,7 +122,7 @@ class SpecRunner:
             if error is None:
                 raise TestFailure(f"result.error: expected an error matching {show(test.expect_error)}, "
                                   "but no operation raised one")
-            found = comparator.match_error(test.expect_error, error, "result.error", context.session)
+            found = comparator.match_error(test.expect_error, error, "result.error", context.scope)
             if found:
                 raise TestFailure(_describe("error does not match", found, error=error), found)
         context.current = "checking events"
@@ -193,7 +155,7 @@ class SpecRunner:
         """Run every operation; return the error that ended them, for a test-level expectation."""
         test = context.test
         comparator = comparator_for(test.comparator)
-        session = context.session
+        session = context.scope
         assert session is not None
         for index, operation in enumerate(test.operations):
             label = operation.label or f"operations[{index}]"
@@ -234,8 +196,8 @@ class SpecRunner:
             context.check_alive()
             return implementation(context, operation)
         context.check_alive()
-        assert context.session is not None
-        return context.session.run(operation)
+        assert context.scope is not None
+        return context.scope.run(operation)
 
     def _check_data(self, expected: CollectionData) -> None:
         """The collection holds exactly these documents (by ``_id``; key order aside), read by the admin client."""
@@ -253,10 +215,10 @@ class SpecRunner:
                               [mismatch])
 
     def _check_events(self, context: TestContext, expectation: EventExpectation) -> None:
-        assert context.session is not None
+        assert context.scope is not None
         comparator = comparator_for(context.test.comparator)
         try:
-            published = context.session.events(expectation.client, event_type=expectation.event_type)
+            published = context.scope.events(expectation.client, event_type=expectation.event_type)
         except UnsupportedOperation as exc:
             raise HarnessError(f"{expectation.label}: {exc}") from exc
         observed = [e for e in published if e.command_name not in expectation.skip_commands]
@@ -266,7 +228,7 @@ class SpecRunner:
             if index >= len(observed):
                 raise TestFailure(f"{path}: expected {show(expected)}, but {expectation.client} published only "
                                   f"{len(observed)} event(s): {_event_list(observed)}")
-            found = comparator.match_event(expected, observed[index], path, context.session)
+            found = comparator.match_event(expected, observed[index], path, context.scope)
             if found:
                 sent = observed[index]
                 raise TestFailure(_describe(f"{path}: event does not match", found)

@@ -1,13 +1,13 @@
-"""Unified-format spec files -> :class:`harness.model.SpecTest`.
+"""Unified-format spec files -> :class:`harness.core.model.SpecTest`.
 
 A unified file is already shaped like the model: its entities, initial data,
 operations and expected events map one to one. The loader's work is to
-refuse files this runner must not process (see :mod:`harness.unified.schema`)
+refuse files this runner must not process (see :mod:`harness.formats.unified_schema`)
 as one ``error`` test naming the file and the JSON path, and to give every
 operation a label (``operations[3]``) that failure messages can point at.
 The ``.yml`` and ``.json`` encodings of a file load to equal tests.
 
-:mod:`harness.loaders` lists this format in its table of built-in formats.
+:mod:`harness.formats.loaders` lists this format in its table of built-in formats.
 Loading imports neither the runner nor a driver: the test-runner operations
 the format uses live in the engine (:mod:`harness.engine.runner_operations`).
 """
@@ -17,7 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from harness.model import (
+from harness.core.model import (
     NOT_GIVEN,
     CollectionData,
     EntitySpec,
@@ -26,7 +26,7 @@ from harness.model import (
     Requirement,
     SpecTest,
 )
-from harness.unified.schema import SchemaProblem, validate
+from harness.formats.unified_schema import SchemaProblem, validate
 
 FORMAT = "unified"
 COMPARATOR = "unified"

@@ -11,16 +11,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 from harness import __version__
-from harness.drivers import DRIVERS
-from harness.expectations import ExpectationsError
-from harness.loaders import load_paths
-from harness.reporting import ConsoleReporter
+from harness.app import compose
 from harness.app.options import add_cli_options, from_namespace
-from harness.session import HarnessRun
-from harness.targets import TargetUnavailable
+from harness.app.reporting import ConsoleReporter
+from harness.core.expectations import ExpectationsError
+from harness.core.ports import TargetUnavailable
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -29,8 +26,10 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser("run", help="run spec tests against a target")
     add_run_arguments(run)
-    campaign = commands.add_parser("campaign", help="a seeded fault campaign: exactly-once delivery under faults")
-    add_campaign_arguments(campaign)
+    for command in compose.plugins().commands.values():
+        sub = commands.add_parser(command.name, help=command.help)
+        command.add_arguments(sub)
+        add_label_argument(sub)
     from harness.matrix.cli import add_matrix_arguments
     from reports.cli import add_report_arguments
 
@@ -39,20 +38,6 @@ def build_parser() -> argparse.ArgumentParser:
     add_report_arguments(commands.add_parser("report", help="PySpark report over results files: conformance matrix, "
                                                             "regressions, flakiness, failure clusters, HTML page"))
     return parser
-
-
-def add_campaign_arguments(campaign: argparse.ArgumentParser) -> None:
-    from faults.campaign.schedule import KINDS
-
-    campaign.add_argument("--events", type=int, default=10_000, help="documents the writer inserts (default 10000)")
-    campaign.add_argument("--faults", type=int, default=50, help="faults in the schedule (default 50)")
-    campaign.add_argument("--seed", type=int, default=42, help="the schedule's seed; the same seed replays it")
-    campaign.add_argument("--kinds", default=",".join(KINDS),
-                          help=f"comma-separated fault kinds (default all: {','.join(KINDS)})")
-    campaign.add_argument("--driver", default="pymongo", choices=sorted(DRIVERS), help="driver under test")
-    campaign.add_argument("--results", type=Path, help="append the campaign's JSON record to this file")
-    campaign.add_argument("-q", "--quiet", action="store_true", help="no per-fault lines, only the summary")
-    add_label_argument(campaign)
 
 
 def add_label_argument(parser: argparse.ArgumentParser) -> None:
@@ -69,33 +54,18 @@ def parse_label(text: str) -> tuple[str, str]:
 
 def add_run_arguments(run: argparse.ArgumentParser) -> None:
     add_cli_options(run)
-    run.add_argument("--suite", choices=sorted(SUITES), default="spec",
-                     help="spec: the --specs files; prose: the prose tests; all: both (default: spec)")
+    suites = compose.plugins().suites
+    run.add_argument("--suite", choices=sorted(suites) + ["all"], default="spec",
+                     help="; ".join(f"{name}: {suite.help}" for name, suite in sorted(suites.items()))
+                     + "; all: every suite (default: spec)")
     run.add_argument("-k", dest="keyword", help="only tests whose id contains this text")
     run.add_argument("-q", "--quiet", action="store_true", help="no per-test lines, only failures and the summary")
     add_label_argument(run)
 
 
-def _spec_tests(args: argparse.Namespace) -> list:
-    return load_paths(args.specs) if args.specs else []
-
-
-def _prose_tests(args: argparse.Namespace) -> list:
-    from prose_tests import load_prose_checks
-
-    return load_prose_checks()
-
-
-#: What ``--suite`` selects: lists of tests, in run order.
-SUITES = {
-    "spec": (_spec_tests,),
-    "prose": (_prose_tests,),
-    "all": (_spec_tests, _prose_tests),
-}
-
-
 def command_run(args: argparse.Namespace) -> int:
-    tests = [test for collect in SUITES[args.suite] for test in collect(args)]
+    compose.warn_plugin_problems()
+    tests = compose.collect(args.suite, args.specs)
     if args.keyword:
         tests = [t for t in tests if args.keyword in t.test_id]
     if not tests:
@@ -104,7 +74,7 @@ def command_run(args: argparse.Namespace) -> int:
         return 2
     options = from_namespace(args)
     try:
-        run = HarnessRun(options)
+        run = compose.new_run(options)
         with run:
             reporter = ConsoleReporter(total=len(tests), quiet=args.quiet)
             reporter.start(run)
@@ -114,23 +84,6 @@ def command_run(args: argparse.Namespace) -> int:
     except (TargetUnavailable, ExpectationsError) as exc:
         print(f"harness: {exc}", file=sys.stderr)
         return 2
-
-
-def command_campaign(args: argparse.Namespace) -> int:
-    from faults.campaign.campaign import CampaignOptions, run_campaign
-    from faults.campaign.report import print_summary
-
-    options = CampaignOptions(events=args.events, faults=args.faults, seed=args.seed,
-                              kinds=tuple(k.strip() for k in args.kinds.split(",") if k.strip()),
-                              driver=args.driver, results=args.results, labels=dict(args.labels),
-                              progress=(lambda line: None) if args.quiet else (lambda line: print(line, flush=True)))
-    try:
-        result = run_campaign(options)
-    except (TargetUnavailable, ValueError) as exc:
-        print(f"harness campaign: {exc}", file=sys.stderr)
-        return 2
-    print_summary(result)
-    return 0 if result.outcome == "passed" else 1
 
 
 def command_matrix(args: argparse.Namespace) -> int:
@@ -145,12 +98,16 @@ def command_report(args: argparse.Namespace) -> int:
     return run_report(args)
 
 
-COMMANDS = {"run": command_run, "campaign": command_campaign, "matrix": command_matrix, "report": command_report}
+#: The app's own commands; plug-ins add theirs (``harness campaign``) through the plug-in table.
+COMMANDS = {"run": command_run, "matrix": command_matrix, "report": command_report}
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    return COMMANDS[args.command](args)
+    command = COMMANDS.get(args.command)
+    if command is None:
+        command = compose.plugins().commands[args.command].run
+    return command(args)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ from pymongo import monitoring
 
 from harness.core.constants import (ALL_COMMAND_EVENTS, CMAP_EVENTS, HANDSHAKE_COMMANDS, INTERNAL_COMMANDS,
                                     SENSITIVE_COMMANDS)
-from harness.observations import ObservedEvent
+from harness.core.observations import ObservedEvent
 
 
 class CommandRecorder(monitoring.CommandListener):

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from harness.core.versions import compare_versions
-from harness.model import Requirement, SpecTest
+from harness.core.model import Requirement, SpecTest
 
 
 def unmet(requirement: Requirement, target: Any) -> str | None:

@@ -1,4 +1,4 @@
-"""Legacy change-stream spec files -> :class:`harness.model.SpecTest`.
+"""Legacy change-stream spec files -> :class:`harness.core.model.SpecTest`.
 
 The legacy runner procedure (upstream ``legacy/README.rst``) maps onto the
 unified-shaped model as follows:
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.model import (
+from harness.core.model import (
     TEST_RUNNER,
     CollectionData,
     EntitySpec,

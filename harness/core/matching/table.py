@@ -1,10 +1,10 @@
-"""The table of comparators, keyed by the name a :class:`~harness.model.SpecTest` carries."""
+"""The table of comparators, keyed by the name a :class:`~harness.core.model.SpecTest` carries."""
 
 from __future__ import annotations
 
-from harness.matching import Comparator
-from harness.matching.legacy import LegacyComparator
-from harness.unified.comparator import UnifiedComparator
+from harness.core.matching import Comparator
+from harness.core.matching.legacy import LegacyComparator
+from harness.core.matching.unified_comparator import UnifiedComparator
 
 COMPARATORS: dict[str, Comparator] = {
     "legacy": LegacyComparator(),

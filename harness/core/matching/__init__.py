@@ -14,7 +14,7 @@ from typing import Any, Protocol
 from bson import json_util
 from bson.json_util import JSONOptions, JSONMode
 
-from harness.model import _Marker
+from harness.core.model import _Marker
 
 _SHOW = JSONOptions(json_mode=JSONMode.RELAXED)
 #: An absent key or index on the actual side, shown as ``<missing>``.

@@ -1,4 +1,4 @@
-"""Spec files -> :class:`~harness.model.SpecTest` list, whatever their format.
+"""Spec files -> :class:`~harness.core.model.SpecTest` list, whatever their format.
 
 Each format registers a (recognise, load) pair in :data:`FORMAT_LOADERS`; the
 first whose recogniser accepts the decoded document loads it. A file that
@@ -12,10 +12,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from harness import legacy_loader
-from harness.unified import loader as unified_loader
-from harness.model import SpecTest
-from harness.sources import SpecFileError, discover_spec_files, read_spec_file
+from harness.formats import legacy as legacy_loader
+from harness.formats import unified as unified_loader
+from harness.core.model import SpecTest
+from harness.formats.sources import SpecFileError, discover_spec_files, read_spec_file
 
 Recognise = Callable[[Any], bool]
 Load = Callable[[str, Any, list], list[SpecTest]]

@@ -1,6 +1,6 @@
 """Expected outcomes per target: the tests a target is known to fail, each with its reason.
 
-The file (YAML) looks like::
+The file (YAML, read by :mod:`harness.formats.expectations_file`) looks like::
 
     target: secantusdb
     known:
@@ -18,10 +18,7 @@ from __future__ import annotations
 
 import fnmatch
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
-
-import yaml
 
 OUTCOMES = ("failed", "error", "skipped")
 
@@ -57,26 +54,25 @@ class Expectations:
         return cls([])
 
     @classmethod
-    def load(cls, path: Path) -> "Expectations":
-        try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-        except (OSError, yaml.YAMLError) as exc:
-            raise ExpectationsError(f"{path}: cannot read expected outcomes: {exc}") from exc
+    def from_data(cls, data: Any, source: str) -> "Expectations":
+        """Check and build from a parsed file; every problem names ``source`` and the entry."""
         entries = data.get("known", []) if isinstance(data, dict) else None
+        if data is None:
+            entries = []
         if not isinstance(entries, list):
-            raise ExpectationsError(f"{path}: 'known' must be a list")
+            raise ExpectationsError(f"{source}: 'known' must be a list")
         known = []
         for index, entry in enumerate(entries):
             if not isinstance(entry, dict) or not isinstance(entry.get("test"), str):
-                raise ExpectationsError(f"{path}: known[{index}] needs a 'test' string")
+                raise ExpectationsError(f"{source}: known[{index}] needs a 'test' string")
             outcome = entry.get("outcome", "failed")
             if outcome not in OUTCOMES:
-                raise ExpectationsError(f"{path}: known[{index}] ({entry['test']}): outcome must be one of {OUTCOMES}")
+                raise ExpectationsError(f"{source}: known[{index}] ({entry['test']}): outcome must be one of {OUTCOMES}")
             reason = entry.get("reason")
             if not isinstance(reason, str) or not reason.strip():
-                raise ExpectationsError(f"{path}: known[{index}] ({entry['test']}): a one-line 'reason' is required")
+                raise ExpectationsError(f"{source}: known[{index}] ({entry['test']}): a one-line 'reason' is required")
             known.append(KnownOutcome(entry["test"], outcome, reason.strip()))
-        return cls(known, str(path))
+        return cls(known, source)
 
     def unmatched(self, test_ids: list[str]) -> list[KnownOutcome]:
         """Entries no test of this run matched: stale, misspelt, or simply not selected (``-k``)."""

@@ -1,21 +1,21 @@
 """The unified format's "Evaluating Matches" rules and its ``$$`` special operators.
 
-``match(expected, actual)`` returns every :class:`~harness.matching.Mismatch`
+``match(expected, actual)`` returns every :class:`~harness.core.matching.Mismatch`
 (empty: they match). The rules, as the spec states them:
 
 * a root-level document may have keys the expectation does not name; a
   nested document may not (``$$matchAsRoot`` makes a nested one root-level);
 * arrays match element by element and must be of the same length; the
-  documents of a cursor's result (:class:`~harness.observations.CursorDocuments`)
+  documents of a cursor's result (:class:`~harness.core.observations.CursorDocuments`)
   are each root-level, the documents of a plain array (``distinct``) are not;
 * numbers compare by value across int32, int64 and double; Decimal128 only
   with Decimal128; other scalars must have the same BSON type and be equal;
 * an expected document whose first and only key starts with ``$$`` is an
   operator, found in :data:`OPERATORS` by name. Operators see a missing key
-  as :data:`~harness.matching.MISSING`, so ``$$exists`` and
+  as :data:`~harness.core.matching.MISSING`, so ``$$exists`` and
   ``$$unsetOrMatches`` need no special path.
 
-``context`` is the test's driver session; operators that name entities
+``context`` is the test's driver scope; operators that name entities
 (``$$matchesEntity``, ``$$sessionLsid``) look them up there.
 """
 
@@ -38,8 +38,8 @@ from bson.objectid import ObjectId
 from bson.regex import Regex
 from bson.timestamp import Timestamp
 
-from harness.matching import MISSING, Mismatch, UnsupportedAssertion, child_path, show
-from harness.observations import CursorDocuments
+from harness.core.matching import MISSING, Mismatch, UnsupportedAssertion, child_path, show
+from harness.core.observations import CursorDocuments
 
 Operator = Callable[["Matcher", Any, Any, str, bool], list[Mismatch]]
 OPERATORS: dict[str, Operator] = {}

@@ -16,7 +16,7 @@ from typing import Any
 from bson.decimal128 import Decimal128
 from bson.int64 import Int64
 
-from harness.matching import MISSING, Mismatch, child_path
+from harness.core.matching import MISSING, Mismatch, child_path
 
 
 def json_type(value: Any) -> str:

@@ -1,8 +1,12 @@
-"""pytest plugin: ``pytest --specs DIR`` collects each spec test as its own item.
+"""The harness's pytest plugin, once a session asks for it: ``pytest --specs DIR`` collects each spec test.
+
+:mod:`harness.app.pytest_plugin` (the entry point pytest loads in every
+session) registers this module only when the session asks for the harness;
+see there.
 
 Items are named ``<file>::<description>``, so ``-k``, ``--junitxml``, ``-x``
 and the rest of pytest work as usual. Every item runs through the same
-:class:`~harness.session.HarnessRun` as the ``harness`` CLI (one target for
+:class:`~harness.engine.run.HarnessRun` as the ``harness`` CLI (one target for
 the whole session, started at the first item), so verdicts and result
 records are the same. Outcomes map as:
 
@@ -24,11 +28,11 @@ from typing import Any
 
 import pytest
 
-from harness.loaders import load_file
-from harness.model import SpecTest
-from harness.results import record_line
+from harness.formats.loaders import load_file
+from harness.core.model import SpecTest
+from harness.core.records import record_line
 from harness.app.options import add_pytest_options, from_pytest_config
-from harness.sources import SPEC_SUFFIXES
+from harness.formats.sources import SPEC_SUFFIXES
 
 _RUN_KEY = pytest.StashKey[Any]()
 #: The JUnit property holding a test's result record (read by ``harness report``).
@@ -38,15 +42,6 @@ RESULT_PROPERTY = "cs-harness.result"
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("changestream-harness", "change-stream conformance harness")
     add_pytest_options(group)
-
-
-def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser, args: list[str]) -> None:
-    """Make ``--specs`` paths collection roots, as if they had been given as arguments."""
-    namespace = early_config.known_args_namespace
-    positional = set(getattr(namespace, "file_or_dir", None) or [])
-    for root in getattr(namespace, "specs", None) or []:
-        if root not in positional:
-            args.append(root)
 
 
 def _spec_roots(config: pytest.Config) -> list[Path]:
@@ -124,13 +119,13 @@ def _harness_run(config: pytest.Config) -> Any:
     """The session's :class:`HarnessRun`, started on first use and stopped at session end."""
     run = config.stash.get(_RUN_KEY, None)
     if run is None:
-        from harness.expectations import ExpectationsError
-        from harness.session import HarnessRun
-        from harness.targets import TargetUnavailable
+        from harness.app.compose import new_run
+        from harness.core.expectations import ExpectationsError
+        from harness.core.ports import TargetUnavailable
 
         options = from_pytest_config(config)
         try:
-            run = HarnessRun(options)
+            run = new_run(options)
             run.__enter__()
         except (TargetUnavailable, ExpectationsError) as exc:  # once, not again for every item
             pytest.exit(f"harness: {exc}", returncode=2)

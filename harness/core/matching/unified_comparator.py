@@ -1,6 +1,6 @@
 """The ``unified`` comparator: ``expectResult``, ``expectError`` and ``expectEvents`` judged.
 
-Results are matched as root-level values with :mod:`harness.unified.matching`.
+Results are matched as root-level values with :mod:`harness.core.matching.unified_matcher`.
 Each ``expectedError`` and ``expectedEvent`` key is an assertion found by
 name in a table, so an assertion this runner does not know is a mismatch
 naming it, never silently passed.
@@ -14,9 +14,9 @@ from typing import Any
 from bson.objectid import ObjectId
 
 from harness.core.constants import CMAP_EVENTS
-from harness.matching import MISSING, Mismatch, UnsupportedAssertion, child_path
-from harness.observations import ErrorInfo, ObservedEvent
-from harness.unified.matching import Matcher
+from harness.core.matching import MISSING, Mismatch, UnsupportedAssertion, child_path
+from harness.core.observations import ErrorInfo, ObservedEvent
+from harness.core.matching.unified_matcher import Matcher
 
 ErrorAssertion = Callable[[Matcher, Any, ErrorInfo, str], list[Mismatch]]
 EventAssertion = Callable[[Matcher, Any, ObservedEvent, str], list[Mismatch]]

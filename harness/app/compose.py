@@ -1,0 +1,37 @@
+"""The composition root: where the front ends get their plug-ins and their run.
+
+The ``harness`` CLI, the pytest plugin and the prose tests' conftest build
+runs only here, from one options table (:mod:`harness.app.options`) and the
+plug-in table (:mod:`harness.engine.plugins`), so the three cannot drift
+apart: same options, same plug-ins, same verdicts and records.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, TextIO
+
+from harness.engine.plugins import Registry, load_plugins
+from harness.engine.run import HarnessRun, RunOptions
+
+
+def plugins() -> Registry:
+    return load_plugins()
+
+
+def new_run(options: RunOptions) -> HarnessRun:
+    """A run (not yet started: use it as a context manager) with every installed plug-in."""
+    return HarnessRun(options, plugins())
+
+
+def warn_plugin_problems(stream: TextIO = sys.stderr) -> None:
+    """Say which plug-ins could not be installed; the run's records say it too (``plugin_problems``)."""
+    for problem in plugins().problems:
+        print(f"harness: plug-in not installed: {problem}", file=stream)
+
+
+def collect(suite: str, specs: list[Any]) -> list[Any]:
+    """The tests of ``--suite NAME`` (``all``: every suite, in their order)."""
+    table = plugins().suites
+    chosen = sorted(table.values(), key=lambda s: s.order) if suite == "all" else [table[suite]]
+    return [test for entry in chosen for test in entry.collect(specs)]

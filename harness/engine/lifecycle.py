@@ -1,0 +1,133 @@
+"""The one per-test lifecycle: body under a deadline, single-owner teardown, a verdict.
+
+Spec tests, prose checks and fault campaigns all go through :func:`run_case`.
+A test is a :class:`Case`: its :meth:`Case.body` does the work and says what
+it found by raising (:class:`~harness.core.errors.TestFailure`,
+:class:`~harness.core.errors.TestSkipped`, anything else is an ``error``);
+its :meth:`Case.close` closes what the test itself opened (its driver's
+clients). The body runs in a worker thread; past the deadline the caller's
+thread tears the test down, which closes its clients and so unblocks the
+worker, and the verdict is an ``error``. Teardown has one owner: whoever gets
+there first (the worker, or the caller after a timeout) does it, the other
+does nothing, and a worker still running afterwards can change nothing on
+the target (:meth:`Case.guarded`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Callable, Iterator
+
+from harness.core.errors import HarnessError, TestFailure, TestSkipped
+from harness.core.matching import UnsupportedAssertion
+from harness.core.ports import UnsupportedOperation
+from harness.core.verdicts import ERROR, FAILED, PASSED, SKIPPED, Verdict, with_cleanup_problems
+
+
+class Case:
+    """One running test's state: where it is, and whether it has been torn down."""
+
+    __test__ = False  # not a pytest test class
+
+    def __init__(self) -> None:
+        self.current = "set-up"
+        #: Serialises teardown against the test's own steps: once torn down (by its worker,
+        #: or by the caller after a timeout), a worker still running can neither arm a fault
+        #: nor clean up a later test's faults.
+        self.lock = threading.Lock()
+        self.torn_down = False
+
+    def body(self) -> Verdict | None:
+        """Run the test; ``None`` is a pass. Raise to say what went wrong."""
+        raise NotImplementedError
+
+    def close(self) -> list[str]:
+        """Close what the test opened (its clients); returns problems. Called once."""
+        return []
+
+    def failure_message(self, failure: TestFailure) -> str:
+        return str(failure)
+
+    def check_alive(self) -> None:
+        if self.torn_down:
+            raise HarnessError("the test was torn down (timed out) before this step")
+
+    @contextlib.contextmanager
+    def guarded(self) -> Iterator[None]:
+        """For steps that change the target (arming a fault): never after teardown, never during it."""
+        with self.lock:
+            self.check_alive()
+            yield
+
+
+def verdict_of(case: Case) -> Verdict:
+    """Run the body and turn what it raised into a verdict; a harness defect is an ``error``, never a crash."""
+    try:
+        return case.body() or Verdict(PASSED)
+    except TestSkipped as exc:
+        return Verdict(SKIPPED, str(exc))
+    except TestFailure as exc:
+        return Verdict(FAILED, case.failure_message(exc), [str(m) for m in exc.mismatches])
+    except (HarnessError, UnsupportedOperation, UnsupportedAssertion) as exc:
+        return Verdict(ERROR, f"{case.current}: {exc}")
+    except Exception as exc:  # noqa: BLE001 - a harness defect is reported, not raised
+        return Verdict(ERROR, f"{case.current}: internal error {type(exc).__name__}: {exc}")
+
+
+def run_case(case: Case, cleanup: Callable[[], list[str]], timeout_s: float) -> Verdict:
+    """The lifecycle: body, then teardown (the case's clients, then ``cleanup`` of the target), once."""
+
+    def teardown() -> list[str]:
+        with case.lock:
+            if case.torn_down:
+                return []
+            case.torn_down = True
+            problems: list[str] = []
+            try:
+                problems.extend(case.close())
+            except Exception as exc:  # noqa: BLE001 - teardown reports, never raises
+                problems.append(f"closing the test's clients failed: {exc}")
+            return problems + cleanup()
+
+    def body() -> Verdict:
+        verdict = verdict_of(case)
+        return with_cleanup_problems(verdict, teardown())
+
+    return run_with_deadline(body, teardown, timeout_s, lambda: case.current)
+
+
+def run_with_deadline(body: Callable[[], Verdict], teardown: Callable[[], list[str]], timeout_s: float,
+                      where: Callable[[], str]) -> Verdict:
+    """Run ``body`` in a worker thread; past ``timeout_s``, tear down from here and give ``error``.
+
+    The worker may still be blocked in the target; ``teardown`` closes its
+    clients (which unblocks it) and is idempotent, so the worker's own
+    teardown, when it finally gets there, does nothing.
+    """
+    outcome: list[Verdict] = []
+    crashed: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            outcome.append(body())
+        except BaseException as exc:  # noqa: BLE001 - reported as the test's error below
+            crashed.append(exc)
+
+    worker = threading.Thread(target=work, daemon=True, name="harness-test")
+    worker.start()
+    try:
+        worker.join(timeout_s)
+    except BaseException:  # Ctrl-C while a test runs: leave the target clean, then stop
+        teardown()
+        raise
+    if worker.is_alive():
+        at = where()
+        problems = teardown()
+        return with_cleanup_problems(Verdict(ERROR, f"timed out after {timeout_s:g}s during {at} "
+                                                    "(the target or driver stopped answering)"), problems)
+    if crashed or not outcome:
+        problems = teardown()
+        error = crashed[0] if crashed else RuntimeError("no verdict")
+        return with_cleanup_problems(Verdict(ERROR, f"internal error {type(error).__name__}: {error}"), problems)
+    return outcome[0]

@@ -1,0 +1,215 @@
+"""One harness run: a started target, a driver, fail points, a results store.
+
+Every front end (the ``harness`` CLI, the pytest plugin, the prose tests'
+conftest, ``harness campaign``) drives tests through a :class:`HarnessRun`, so
+they give the same verdicts and write the same records. Tests come in as
+:class:`~harness.core.model.SpecTest` (spec files) or as :class:`Check`
+(prose tests, campaigns and other code-defined tests); both go through the
+one per-test lifecycle (:func:`harness.engine.lifecycle.run_case`). Which
+target, driver and fail-point backend a run uses is looked up by name in the
+plug-in table (:mod:`harness.engine.plugins`); this module names none.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness.core.expectations import Classification, Expectations, ExpectationsError
+from harness.core.model import SpecTest
+from harness.core.ports import DriverAdapter, Target, TargetUnavailable
+from harness.core.records import RunProvenance, make_record, new_run_id, utc_now
+from harness.core.verdicts import Verdict
+from harness.engine.failpoints import FailPointManager
+from harness.engine.lifecycle import Case, run_case
+from harness.engine.plugins import FailPointSetup, Registry, load_plugins
+from harness.engine.results_store import ResultsStore
+from harness.engine.spec_runner import RunSettings, SpecRunner
+from harness.formats.expectations_file import load_expectations
+
+#: Where the project's expected-outcome files live (``specs/expectations/<target name>.yml``).
+EXPECTATIONS_DIR = Path(__file__).resolve().parent.parent.parent / "specs" / "expectations"
+
+
+@dataclass
+class RunOptions:
+    target: str = "embedded"
+    driver: str = "pymongo"
+    results: Path | None = None
+    expected: str | None = "auto"
+    failpoints: str = "auto"
+    #: Put a Toxiproxy server between the drivers under test and the target (scenario ``networkFault``).
+    network_faults: bool = False
+    settings: RunSettings = field(default_factory=RunSettings)
+    #: Free-form provenance (``--label KEY=VALUE``), e.g. the matrix cell and repeat a run belongs to.
+    labels: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class Check:
+    """A code-defined test (a prose test, a campaign): ``open(run)`` gives the :class:`Case` to run.
+
+    ``preflight(run)`` returns the verdict of a check that must not run here
+    (a requirement the target does not meet); ``timeout_s(run)`` overrides the
+    run's per-test timeout (a campaign sets its own budget).
+    """
+
+    format: str
+    file: str
+    name: str
+    open: Callable[["HarnessRun"], Case]
+    preflight: Callable[["HarnessRun"], Verdict | None] | None = None
+    timeout_s: Callable[["HarnessRun"], float] | None = None
+
+    @property
+    def test_id(self) -> str:
+        return f"{self.format}/{self.file}::{self.name}"
+
+
+@dataclass
+class TestResult:
+    __test__ = False  # not a pytest test class
+
+    test_id: str
+    file: str
+    outcome: str
+    message: str
+    duration_s: float
+    classification: Classification
+    record: dict[str, Any]
+
+
+def default_expectations_path(target: Target) -> Path | None:
+    candidate = EXPECTATIONS_DIR / f"{target.info.name}.yml"
+    return candidate if candidate.exists() else None
+
+
+class HarnessRun:
+    """Context manager owning everything a run needs; :meth:`run_test` runs one test."""
+
+    def __init__(self, options: RunOptions, plugins: Registry | None = None) -> None:
+        self.options = options
+        self.plugins = plugins or load_plugins()
+        self.run_id = new_run_id()
+        self.target: Target = self.plugins.make_target(options.target)
+        for wrap in self.plugins.target_wrappers:
+            self.target = wrap(self.target, options)
+        self.driver: DriverAdapter = self.plugins.make_driver(options.driver)
+        self.store = ResultsStore(options.results)
+        self.expectations = Expectations.empty()
+        self.failpoints: FailPointManager | None = None
+        self.runner: SpecRunner | None = None
+        self.provenance: RunProvenance | None = None
+        self._failpoint_setup: FailPointSetup | None = None
+
+    @property
+    def driver_uri(self) -> str:
+        """Where drivers under test connect: the target, or what a fault backend put in front of it."""
+        return self._failpoint_setup.driver_uri if self._failpoint_setup else self.target.uri
+
+    def __enter__(self) -> "HarnessRun":
+        """Start the target and what sits in front of it; any failure stops what started and says why."""
+        try:
+            self.target.start()
+            self._failpoint_setup = self.plugins.failpoint_setup(self.options.failpoints, self.target)
+            self.failpoints = FailPointManager(self._failpoint_setup.backend)
+            self.runner = SpecRunner(self.target, self.driver, self.failpoints, self.options.settings,
+                                     driver_uri=self.driver_uri, skip_rules=self.plugins.skip_rules)
+            self.expectations = self._load_expectations()
+        except (TargetUnavailable, ExpectationsError):
+            self.__exit__(None, None, None)
+            raise
+        except Exception as exc:
+            self.__exit__(None, None, None)
+            raise TargetUnavailable(f"could not start the run on target {self.options.target!r}: "
+                                    f"{type(exc).__name__}: {exc}") from exc
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
+        extra: dict[str, Any] = {"expectations_file": self.expectations.source, "labels": dict(self.options.labels)}
+        if self.plugins.problems:
+            extra["plugin_problems"] = list(self.plugins.problems)
+        self.provenance = RunProvenance(
+            run_id=self.run_id,
+            target=self.target.info.as_record(),
+            driver={"name": self.driver.name, "version": self.driver.version},
+            failpoints=self._failpoint_setup.backend.name,
+            extra=extra,
+        )
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        """Stop everything that started, in reverse order, even when one step fails."""
+        with contextlib.ExitStack() as stack:
+            stack.callback(self.target.stop)
+            if self._failpoint_setup is not None and self._failpoint_setup.stop is not None:
+                stack.callback(self._failpoint_setup.stop)
+            stack.callback(self.store.close)
+            if self.failpoints is not None:
+                stack.callback(self.failpoints.disarm_all)
+
+    def _load_expectations(self) -> Expectations:
+        choice = self.options.expected
+        if choice in (None, "none"):
+            return Expectations.empty()
+        if choice == "auto":
+            path = default_expectations_path(self.target)
+            return load_expectations(path) if path else Expectations.empty()
+        return load_expectations(Path(choice))
+
+    # -- running ------------------------------------------------------------------
+    def cleanup(self) -> list[str]:
+        """Leave the target as a test found it: fail points off, every plug-in's teardown check run."""
+        assert self.failpoints is not None
+        problems: list[str] = []
+        steps: list[Callable[[], list[str]]] = [self.failpoints.disarm_all]
+        steps += [lambda check=check: check(self.target) for check in self.plugins.teardown_checks]
+        for step in steps:
+            try:
+                problems.extend(step())
+            except Exception as exc:  # noqa: BLE001 - every clean-up step gets its turn
+                problems.append(f"clean-up step {getattr(step, '__name__', step)!r} failed: {exc}")
+        return problems
+
+    def verdict(self, test: SpecTest | Check) -> Verdict:
+        """The one per-test lifecycle, for a spec test and a code-defined check alike."""
+        assert self.runner is not None
+        if isinstance(test, SpecTest):
+            early = self.runner.preflight(test)
+            open_case: Callable[[], Case] = lambda: self.runner.case(test)  # noqa: E731
+            timeout = self.options.settings.test_timeout_s
+        else:
+            early = test.preflight(self) if test.preflight else None
+            open_case = lambda: test.open(self)  # noqa: E731
+            timeout = test.timeout_s(self) if test.timeout_s else self.options.settings.test_timeout_s
+        if early is not None:
+            return early
+        try:
+            case = open_case()
+        except Exception as exc:  # noqa: BLE001 - a check that cannot even start is an error verdict
+            return Verdict("error", f"set-up: {type(exc).__name__}: {exc}")
+        return run_case(case, self.cleanup, timeout)
+
+    def run_test(self, test: SpecTest | Check) -> TestResult:
+        assert self.provenance is not None
+        started_at, start = utc_now(), time.perf_counter()
+        verdict = self.verdict(test)
+        if isinstance(test, SpecTest):
+            identity = dict(format=test.format, file=test.file, test=test.description, test_id=test.test_id,
+                            line=test.line)
+        else:
+            identity = dict(format=test.format, file=test.file, test=test.name, test_id=test.test_id, line=None)
+        duration = time.perf_counter() - start
+        classification = self.expectations.classify(identity["test_id"], verdict.outcome)
+        record = make_record(
+            self.provenance, outcome=verdict.outcome, message=verdict.message, started_at=started_at,
+            duration_s=duration, mismatches=verdict.mismatches, expectation=classification.as_record(),
+            details=verdict.details or None, **identity,
+        )
+        self.store.append(record)
+        return TestResult(identity["test_id"], identity["file"], verdict.outcome, verdict.message, duration,
+                          classification, record)

@@ -1,0 +1,22 @@
+"""Reading an expected-outcomes file (YAML) into :class:`~harness.core.expectations.Expectations`.
+
+The file format and the rules that classify a result live in the core; this
+module is only the reading, so the core never touches a file or YAML.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from harness.core.expectations import Expectations, ExpectationsError
+
+
+def load_expectations(path: Path) -> Expectations:
+    """The expectations in ``path``; a file that cannot be read or parsed raises :class:`ExpectationsError`."""
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise ExpectationsError(f"{path}: cannot read expected outcomes: {exc}") from exc
+    return Expectations.from_data(data, str(path))
