@@ -32,8 +32,8 @@ from random import Random
 from typing import Any
 
 from harness.core.model import Requirement, SpecTest
+from harness.core.ports import TargetInfo
 from harness.core.versions import version_tuple
-from harness.targets.base import TargetInfo
 
 CATALOG = Path(__file__).with_name("synthetic_tests.json")
 

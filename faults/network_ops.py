@@ -26,8 +26,8 @@ from typing import Any
 
 from faults.network import NetworkFaultError, NetworkFaults, Toxic
 from faults.network_names import NO_NETWORK_FAULTS
-from harness.core.model import Operation
 from harness.core.errors import HarnessError
+from harness.core.model import Operation
 from harness.engine.operation_table import TestContext
 
 def network_faults_of(context: TestContext, operation: Operation) -> NetworkFaults:

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.core.matching import show
 from harness.core.constants import CURSOR_NOT_FOUND, RESUMABLE_LABEL
 from harness.core.errors import TestFailure
+from harness.core.matching import show
 from prose_tests import observed
 from prose_tests.support import TestSkipped, ProseContext, expect, prose_test, require
 

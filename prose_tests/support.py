@@ -21,12 +21,12 @@ from typing import Any
 
 from pymongo.errors import PyMongoError
 
-from harness.core.ports import FailPointError
+from harness.core.errors import HarnessError, TestFailure, TestSkipped
 from harness.core.matching import show
 from harness.core.model import EntitySpec, Operation, Requirement
 from harness.core.observations import DriverOperationError, ErrorInfo, NoChangeWithin, ObservedEvent
+from harness.core.ports import FailPointError
 from harness.core.requirements import unmet
-from harness.core.errors import HarnessError, TestFailure, TestSkipped
 from harness.core.verdicts import SKIPPED, Verdict
 from harness.engine.lifecycle import Case
 from prose_tests import observed

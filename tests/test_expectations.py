@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from harness.core.expectations import Expectations, ExpectationsError
-from harness.formats.expectations_file import load_expectations
 from harness.engine.run import EXPECTATIONS_DIR
+from harness.formats.expectations_file import load_expectations
 
 
 def _load(tmp_path, text):

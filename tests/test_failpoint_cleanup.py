@@ -7,8 +7,8 @@ from pymongo import MongoClient
 from pymongo.errors import OperationFailure
 
 from faults.failpoints import NativeFailPoints
-from harness.engine.failpoints import FailPointManager
 from harness.core.ports import FailPointError
+from harness.engine.failpoints import FailPointManager
 from tests.helpers import legacy_tests
 
 FAIL_INSERTS = """
@@ -33,7 +33,7 @@ def test_fail_point_is_off_after_a_test_that_raised_mid_way(embedded_run, tmp_pa
       - {database: harness-selftest, collection: coll, name: frobnicate, arguments: {}}
     result: {success: []}
 """)
-    verdict = embedded_run.runner.run(test)
+    verdict = embedded_run.verdict(test)
     assert verdict.outcome == "error"
     assert embedded_run.failpoints.armed == []
     _assert_inserts_work(embedded_run)
@@ -48,7 +48,7 @@ def test_fail_point_is_off_after_a_failed_test(embedded_run, tmp_path):
       - {database: harness-selftest, collection: coll, name: insertOne, arguments: {document: {x: 1}}}
     result: {success: [{operationType: insert}]}
 """)
-    verdict = embedded_run.runner.run(test)
+    verdict = embedded_run.verdict(test)
     assert verdict.outcome == "failed" and "code 2" in verdict.message
     _assert_inserts_work(embedded_run)
 
@@ -68,7 +68,7 @@ def test_a_hanging_target_gives_an_error_and_the_fail_point_goes_off(embedded_ru
     saved = settings.test_timeout_s
     settings.test_timeout_s = 2.0
     try:
-        verdict = embedded_run.runner.run(test)
+        verdict = embedded_run.verdict(test)
     finally:
         settings.test_timeout_s = saved
     assert verdict.outcome == "error" and "timed out after 2s" in verdict.message
@@ -134,7 +134,7 @@ def test_a_timed_out_test_never_touches_the_next_tests_fail_points(embedded_run)
     settings = embedded_run.runner.settings
     saved, settings.test_timeout_s = settings.test_timeout_s, 0.5
     try:
-        verdict = embedded_run.runner.run(test)
+        verdict = embedded_run.verdict(test)
     finally:
         settings.test_timeout_s = saved
     assert verdict.outcome == "error" and "timed out after 0.5s during operations[0]" in verdict.message
@@ -157,14 +157,14 @@ def test_a_timed_out_test_never_touches_the_next_tests_fail_points(embedded_run)
 def test_a_teardown_step_that_raises_is_an_error_result_not_a_crash(embedded_run):
     from harness.core.model import TEST_RUNNER, Operation
 
-    def broken_hook():
+    def broken_check(target):
         raise RuntimeError("toxiproxy went away")
 
-    embedded_run.runner.teardown_hooks.append(broken_hook)
+    embedded_run.plugins.teardown_checks.append(broken_check)
     try:
-        verdict = embedded_run.runner.run(_unified_shaped([Operation("wait", TEST_RUNNER, {"ms": 1})]))
+        verdict = embedded_run.verdict(_unified_shaped([Operation("wait", TEST_RUNNER, {"ms": 1})]))
     finally:
-        embedded_run.runner.teardown_hooks.remove(broken_hook)
+        embedded_run.plugins.teardown_checks.remove(broken_check)
     assert verdict.outcome == "error"
     assert "clean-up failed" in verdict.message and "toxiproxy went away" in verdict.message
 

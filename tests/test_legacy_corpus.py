@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from harness.formats.loaders import load_paths
 from harness.engine.run import HarnessRun, RunOptions
+from harness.formats.loaders import load_paths
 from tests.conftest import LEGACY_DIR, require_shared_specs
 
 

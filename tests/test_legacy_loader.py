@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.formats.loaders import load_file, load_paths
 from harness.core.model import NOT_GIVEN
+from harness.formats.loaders import load_file, load_paths
 from tests.conftest import LEGACY_DIR, require_shared_specs
 
 LEGACY_FILES = ["change-streams", "change-streams-errors", "change-streams-resume-allowlist",

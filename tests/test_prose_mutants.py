@@ -21,9 +21,9 @@ from pymongo.errors import PyMongoError
 from pymongo.synchronous import change_stream as sync_change_stream
 from pymongo.synchronous.mongo_client import MongoClient
 
-import prose_tests
-from harness.engine.spec_runner import RunSettings
 from harness.engine.run import Check, HarnessRun, RunOptions
+from harness.engine.spec_runner import RunSettings
+import prose_tests
 
 ChangeStream = sync_change_stream.ChangeStream
 AnyChangeStream = change_stream_shared._AgnosticChangeStream

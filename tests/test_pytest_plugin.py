@@ -60,3 +60,48 @@ def test_keyword_selection_and_known_failures(tmp_path):
     assert record["outcome"] == "failed" and record["expectation"]["expected"] is True
     done = _pytest(tmp_path, "--specs", str(spec), "--expected", "none", "-k", "passes")
     assert done.returncode == 0 and "1 passed, 1 deselected" in done.stdout
+
+
+INERT_PROBE = """
+import sys
+
+
+def test_the_harness_stayed_out_of_this_session(pytestconfig):
+    heavy = [name for name in ("pymongo", "bson", "secantus", "harness.engine", "harness.app.pytest_harness",
+                               "yaml", "requests") if name in sys.modules]
+    assert heavy == []
+    assert not pytestconfig.pluginmanager.has_plugin("changestream_harness_session")
+    for flag in ("specs", "target", "driver", "results"):
+        try:
+            pytestconfig.getoption(flag)
+        except ValueError:
+            continue
+        raise AssertionError(f"--{flag} is declared in a session that did not ask for the harness")
+"""
+
+
+def test_the_plugin_is_inert_in_a_session_that_does_not_ask_for_it(tmp_path):
+    (tmp_path / "test_probe.py").write_text(INERT_PROBE)
+    done = _pytest(tmp_path, "-q", "test_probe.py")
+    assert done.returncode == 0, done.stdout + done.stderr
+    helped = _pytest(tmp_path, "--help")
+    assert "--specs" not in helped.stdout and "--failpoints" not in helped.stdout
+
+
+def test_an_inert_probe_notices_an_active_harness(tmp_path):
+    """The probe above can fail: asking for the harness (one of its options) activates it."""
+    (tmp_path / "test_probe.py").write_text(INERT_PROBE)
+    done = _pytest(tmp_path, "-q", "test_probe.py", "--target", "embedded")
+    assert done.returncode == 1 and "stayed_out" in done.stdout, done.stdout + done.stderr
+
+
+def test_asking_for_the_harness_declares_every_row_of_the_options_table(tmp_path):
+    from harness.app.options import RUN_OPTIONS
+
+    (tmp_path / "test_rows.py").write_text(
+        "def test_rows(pytestconfig):\n"
+        + "".join(f"    pytestconfig.getoption({option.pytest_dest!r})\n" for option in RUN_OPTIONS))
+    done = _pytest(tmp_path, "-q", "test_rows.py", "--driver", "pymongo")
+    assert done.returncode == 0, done.stdout + done.stderr
+    helped = _pytest(tmp_path, "--help", "--target", "embedded")
+    assert all(option.pytest in helped.stdout for option in RUN_OPTIONS)

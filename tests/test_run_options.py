@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.app.options import RUN_OPTIONS, from_namespace, from_pytest_config
 from harness.app.cli import build_parser
+from harness.app.options import RUN_OPTIONS, from_namespace, from_pytest_config
 from harness.core.versions import compare_versions, version_tuple
 
 
@@ -40,12 +40,6 @@ def test_defaults_are_the_same_everywhere() -> None:
     undeclared = from_pytest_config(_Config({}))  # the prose tests without the plugin: every default
     assert cli == undeclared
     assert (cli.target, cli.driver, cli.expected, cli.failpoints) == ("embedded", "pymongo", "auto", "auto")
-
-
-def test_every_row_is_declared_by_the_pytest_plugin(pytestconfig: pytest.Config) -> None:
-    """This session runs with the plugin: every row is a known pytest option under its pytest name."""
-    for option in RUN_OPTIONS:
-        pytestconfig.getoption(option.pytest_dest)  # raises ValueError for an undeclared option
 
 
 def test_the_cli_refuses_an_unknown_failpoint_mode() -> None:

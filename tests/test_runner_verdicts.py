@@ -10,7 +10,7 @@ INSERT = "      - {database: harness-selftest, collection: coll, name: insertOne
 def _run(embedded_run, tmp_path, body):
     [test] = legacy_tests(tmp_path, body)
     assert test.load_error is None, test.load_error
-    return embedded_run.runner.run(test)
+    return embedded_run.verdict(test)
 
 
 def test_a_matching_change_passes(embedded_run, tmp_path):
@@ -117,7 +117,7 @@ def test_an_unknown_operation_is_an_error_naming_it(embedded_run, tmp_path):
 
 def test_a_load_error_is_an_error_verdict(embedded_run, tmp_path):
     [test] = legacy_tests(tmp_path, "  - description: broken\n    target: collection\n")
-    verdict = embedded_run.runner.run(test)
+    verdict = embedded_run.verdict(test)
     assert verdict.outcome == "error" and "broken" in verdict.message
 
 

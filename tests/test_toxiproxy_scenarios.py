@@ -1,8 +1,8 @@
 """The project's network-fault scenarios (specs/scenarios/network-*.yml), run by the real runner.
 
-The target is the embedded SecantusDB wrapped in :class:`ThroughToxiproxy`,
-and the runner is given ``network_faults`` as the session will give it; after
-each test the network is cleared and checked, as the session's teardown will.
+The run has ``--network-faults``: the network plug-in wraps the embedded
+SecantusDB in :class:`ThroughToxiproxy`, registers the operations and clears
+and checks the network after each test, as on the command line.
 """
 
 from __future__ import annotations
@@ -11,17 +11,13 @@ from pathlib import Path
 
 import pytest
 
-import faults.network_ops  # noqa: F401 - registers networkFault / clearNetworkFaults
-from faults.failpoints import NativeFailPoints
-from harness.engine.failpoints import FailPointManager
 from faults.network import ToxiproxyUnavailable, find_binary
 from faults.network_names import NO_NETWORK_FAULTS, uses_network_faults
-from faults.network_ops import clear_after_test
-from harness.drivers import make_driver
-from harness.formats.loaders import load_file
+from faults.network_ops import clear_after_test, network_fault
+from harness.core.errors import HarnessError
 from harness.core.model import TEST_RUNNER, Operation, SpecTest
-from harness.engine.spec_runner import SpecRunner
-from harness.targets import make_target
+from harness.engine.run import HarnessRun, RunOptions
+from harness.formats.loaders import load_file
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "specs" / "scenarios"
 SCENARIO_FILES = sorted(SCENARIOS.glob("network-*.yml"))
@@ -33,17 +29,10 @@ except ToxiproxyUnavailable as exc:
 
 
 @pytest.fixture(scope="module")
-def runner():
-    from faults.network.target import ThroughToxiproxy
-
-    target = ThroughToxiproxy(make_target("embedded"))
-    target.start()
-    try:
-        spec_runner = SpecRunner(target, make_driver("pymongo"), FailPointManager(NativeFailPoints(target.admin)))
-        spec_runner.network_faults = target.faults
-        yield spec_runner
-    finally:
-        target.stop()
+def run():
+    with HarnessRun(RunOptions(target="embedded", expected="none", network_faults=True)) as harness_run:
+        assert harness_run.target.faults is not None
+        yield harness_run
 
 
 def scenario_tests() -> list[SpecTest]:
@@ -59,9 +48,9 @@ def test_there_are_scenarios_and_they_load():
 
 
 @pytest.mark.parametrize("test", scenario_tests(), ids=lambda t: t.test_id)
-def test_scenario_passes_and_leaves_the_network_clean(runner, test):
-    verdict = runner.run(test)
-    left = clear_after_test(runner.network_faults)
+def test_scenario_passes_and_leaves_the_network_clean(run, test):
+    verdict = run.verdict(test)
+    left = clear_after_test(run.target.faults)
     assert verdict.outcome == "passed", verdict.message
     assert left == []
 
@@ -71,10 +60,15 @@ def one_operation(name: str, **arguments) -> SpecTest:
                     operations=[Operation(name=name, object=TEST_RUNNER, arguments=arguments, label="operations[0]")])
 
 
-def test_without_network_faults_the_operation_says_what_is_missing(runner):
-    bare = SpecRunner(runner.target, runner.driver, runner.failpoints)
-    verdict = bare.run(one_operation("networkFault", proxy="down"))
-    assert verdict.outcome == "error" and NO_NETWORK_FAULTS in verdict.message
+def test_without_network_faults_such_tests_are_skipped_saying_why(embedded_run):
+    verdict = embedded_run.verdict(one_operation("networkFault", proxy="down"))
+    assert verdict.outcome == "skipped" and NO_NETWORK_FAULTS in verdict.message
+
+
+def test_without_network_faults_the_operation_itself_says_what_is_missing(embedded_run):
+    context = embedded_run.runner.case(one_operation("networkFault", proxy="down"))
+    with pytest.raises(HarnessError, match=NO_NETWORK_FAULTS):
+        network_fault(context, context.test.operations[0])
 
 
 @pytest.mark.parametrize("arguments, complaint", [
@@ -85,8 +79,8 @@ def test_without_network_faults_the_operation_says_what_is_missing(runner):
     ({"removeToxic": "never_added"}, "no toxic named 'never_added'"),
     ({"proxy": "down", "proxyName": "elsewhere"}, "no proxy named 'elsewhere'"),
 ])
-def test_a_malformed_network_fault_is_a_harness_error_naming_the_problem(runner, arguments, complaint):
-    verdict = runner.run(one_operation("networkFault", **arguments))
-    assert clear_after_test(runner.network_faults) == []
+def test_a_malformed_network_fault_is_a_harness_error_naming_the_problem(run, arguments, complaint):
+    verdict = run.verdict(one_operation("networkFault", **arguments))
+    assert clear_after_test(run.target.faults) == []
     assert verdict.outcome == "error" and complaint in verdict.message, verdict.message
     assert "operations[0]" in verdict.message

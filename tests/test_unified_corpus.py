@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.formats.loaders import load_paths
 from harness.engine.run import HarnessRun, RunOptions
+from harness.formats.loaders import load_paths
 
 SPECS = Path(__file__).resolve().parents[1].parent / "shared" / "specs" / "upstream"
 UNIFIED = SPECS / "unified"

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from harness.formats.loaders import load_paths
 from harness.engine.run import HarnessRun, RunOptions
+from harness.formats.loaders import load_paths
 from tests.conftest import UNIFIED_DIR
 
 FAILPOINT_TESTS = [t for t in load_paths([UNIFIED_DIR]) if t.uses_failpoints] if UNIFIED_DIR.is_dir() else []

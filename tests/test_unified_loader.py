@@ -13,8 +13,8 @@ import pytest
 from bson import json_util
 from bson.json_util import CANONICAL_JSON_OPTIONS
 
-from harness.formats.loaders import load_file, load_paths
 from harness.core.model import NOT_GIVEN, EntitySpec, Requirement, SpecTest
+from harness.formats.loaders import load_file, load_paths
 from harness.formats.unified_schema import RUNNER_SCHEMA_VERSION
 
 SPECS = Path(__file__).resolve().parents[1].parent / "shared" / "specs" / "upstream"

@@ -14,8 +14,8 @@ from bson import Binary, Code, Decimal128, Int64, MaxKey, MinKey, ObjectId, Rege
 
 from harness.core.matching import MISSING, UnsupportedAssertion
 from harness.core.matching.table import comparator_for
-from harness.core.observations import CursorDocuments, ErrorInfo, ObservedEvent
 from harness.core.matching.unified_matcher import bson_type, match
+from harness.core.observations import CursorDocuments, ErrorInfo, ObservedEvent
 
 LSID = {"id": Binary(b"\x01" * 16, 4)}
 

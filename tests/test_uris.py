@@ -6,9 +6,8 @@ import socket
 
 import pytest
 
-from harness.targets import uris
 from harness.engine.run import HarnessRun
-from harness.targets.base import redact_uri, single_host_uri
+from harness.targets import uris
 from harness.targets.uris import ConnectionStringError, ParsedUri, first_host, parse, redact, with_single_host
 
 
@@ -53,7 +52,6 @@ def test_driver_facing_address_behind_toxiproxy_uses_the_first_host():
 def test_single_host_uri_keeps_credentials_path_and_query():
     uri = "mongodb://u:p@127.0.0.1:27017,127.0.0.2:27018/db?replicaSet=rs0&authSource=admin"
     assert uris.single_host_uri(uri) == "mongodb://u:p@127.0.0.1:27017/db?replicaSet=rs0&authSource=admin"
-    assert single_host_uri(uri) == uris.single_host_uri(uri)
     assert uris.single_host_uri("mongodb://127.0.0.1:1,127.0.0.2") == "mongodb://127.0.0.1:1/"
     one = "mongodb://127.0.0.1:27017/?w=1"
     assert uris.single_host_uri(one) == one
@@ -70,7 +68,6 @@ def test_srv_is_never_resolved(monkeypatch):
     monkeypatch.setattr(socket, "create_connection", no_network)
     srv = "mongodb+srv://u:p@cluster.invalid/db?retryWrites=true"
     assert uris.single_host_uri(srv) == srv
-    assert single_host_uri(srv) == srv
     assert parse(srv).hosts == ("cluster.invalid",) and parse(srv).is_srv
     uris.validate(srv)
     with pytest.raises(ConnectionStringError, match="SRV"):
@@ -111,7 +108,7 @@ def test_load_balanced_gets_no_direct_connection():
 ])
 def test_redaction(uri, expected):
     assert redact(uri) == expected
-    assert redact_uri(uri) == expected
+    assert uris.redact(uri) == expected
 
 
 @pytest.mark.parametrize("bad", [

@@ -16,8 +16,8 @@ from pymongo import MongoClient, monitoring
 from pymongo.errors import OperationFailure, WriteConcernError
 
 from faults.failpoints import EmulatedFailPoints
-from harness.engine.failpoints import FailPointManager
 from faults.wire import WireProxy
+from harness.engine.failpoints import FailPointManager
 
 
 @pytest.fixture(scope="module")

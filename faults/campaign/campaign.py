@@ -90,12 +90,14 @@ class CampaignResult:
 
 
 def run_campaign(options: CampaignOptions) -> CampaignResult:
-    """Run one campaign through a :class:`HarnessRun` and return what it found (its record included)."""
+    """Run one campaign through a :class:`HarnessRun` and return what it found (its record included).
+
+    Bad options (an unknown fault kind, no events) raise ``ValueError`` before anything starts.
+    """
+    make_schedule(options.seed, options.events, options.faults, tuple(options.kinds))
     wanted = [k for k in options.kinds if k in NETWORK_KINDS]
     skipped = _network_unavailable(wanted, options)
-    case = CampaignCase(options, skipped)
-    check = Check(format="campaign", file="campaign", name=campaign_name(options), open=case.bind,
-                  timeout_s=lambda run: case.budget_s() + 120)
+    check, case = campaign_check(options, skipped)
     with tempfile.TemporaryDirectory(prefix="campaign-") as scratch:
         run_options = RunOptions(target=options.target or f"embedded={Path(scratch) / 'data'}", driver=options.driver,
                                  results=options.results, expected="none", failpoints=options.failpoints,
@@ -130,9 +132,22 @@ def campaign_name(options: CampaignOptions) -> str:
     return f"seed={options.seed} events={options.events}"
 
 
-def restart_unsupported(target: Any) -> str | None:
-    """Why this run's target cannot take ``restart`` faults, or None."""
-    return restartable(getattr(target, "inner", target))
+def _unavailable_kinds(run: Any, kinds: list[str]) -> list[tuple[str, str]]:
+    """The kinds this run cannot inject, each with why: no Toxiproxy in the path, a target that cannot restart."""
+    restart_problem = restartable(getattr(run.target, "inner", run.target))
+    without_network = getattr(run.target, "faults", None) is None
+    reasons = {kind: "the run has no Toxiproxy in the path (--network-faults)" for kind in NETWORK_KINDS
+               if without_network}
+    reasons.update({kind: restart_problem for kind in TARGET_KINDS if restart_problem})
+    return [(kind, reasons[kind]) for kind in kinds if kind in reasons]
+
+
+def campaign_check(options: CampaignOptions, skipped: list[str] | None = None) -> tuple[Check, "CampaignCase"]:
+    """The campaign as a check any run can run (``harness run --suite campaign``), and its case."""
+    case = CampaignCase(options, skipped or [])
+    check = Check(format="campaign", file="campaign", name=campaign_name(options), open=case.bind,
+                  timeout_s=lambda run: case.budget_s() + 120)
+    return check, case
 
 
 class CampaignCase(Case):
@@ -157,13 +172,10 @@ class CampaignCase(Case):
     def body(self) -> Verdict:
         run, options = self.run, self.options
         began = time.perf_counter()
+        for kind, reason in _unavailable_kinds(run, [k for k in options.kinds if k not in self.skipped]):
+            options.progress(f"campaign: fault kind {kind} skipped: {reason}")
+            self.skipped.append(kind)
         kinds = tuple(k for k in options.kinds if k not in self.skipped)
-        reason = restart_unsupported(run.target)
-        if reason and any(k in TARGET_KINDS for k in kinds):
-            dropped = [k for k in kinds if k in TARGET_KINDS]
-            options.progress(f"campaign: fault kinds {dropped} skipped: {reason}")
-            self.skipped += dropped
-            kinds = tuple(k for k in kinds if k not in TARGET_KINDS)
         self.current = "running the campaign"
         schedule = make_schedule(options.seed, options.events, options.faults, kinds)
         budget = options.deadline_s or 60 + 0.02 * options.events + 3 * len(schedule)

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from faults.campaign.classify import classify, resumable
-from harness.core.ports import DriverAdapter
 from harness.core.model import EntitySpec, Operation
 from harness.core.observations import DriverOperationError, ErrorInfo, NoChangeWithin
+from harness.core.ports import DriverAdapter
 
 CLIENT = "consumer"
 OBSERVED = ["commandStartedEvent", "commandFailedEvent"]

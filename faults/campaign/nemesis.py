@@ -25,9 +25,9 @@ from typing import Any
 
 from faults.campaign.restart import restart_embedded
 from faults.campaign.schedule import (FAILPOINT_KINDS, NETWORK_KINDS, OUTAGE_KINDS, SURFACING_KINDS, Fault)
-from harness.engine.failpoints import FailPointManager
 from faults.network import NetworkFaults, Toxic
 from harness.core.constants import RESUMABLE_LABEL
+from harness.engine.failpoints import FailPointManager
 
 
 

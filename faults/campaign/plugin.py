@@ -1,4 +1,4 @@
-"""Plug-in: ``harness campaign``, a seeded fault campaign checking exactly-once delivery under faults."""
+"""Plug-in: fault campaigns, as the ``harness campaign`` command and as ``harness run --suite campaign``."""
 
 from __future__ import annotations
 
@@ -48,8 +48,19 @@ def command(args: argparse.Namespace) -> int:
     return 0 if result.outcome == "passed" else 1
 
 
+def _collect(specs: list[Any]) -> list[Any]:
+    """One campaign with the default options, on the run's own target (``harness run --suite campaign``)."""
+    from faults.campaign.campaign import CampaignOptions, campaign_check
+
+    check, _ = campaign_check(CampaignOptions(progress=lambda line: print(line, flush=True)))
+    return [check]
+
+
 def install(registry: Any) -> None:
-    from harness.engine.plugins import Command
+    from harness.engine.plugins import Command, Suite
 
     registry.add_command(Command("campaign", "a seeded fault campaign: exactly-once delivery under faults",
                                  add_arguments, command))
+    registry.add_suite(Suite("campaign", "one seeded fault campaign (seed 42) on the run's target; kinds the "
+                                         "target cannot take are skipped, said and recorded", _collect,
+                             order=30, in_all=False))

@@ -7,7 +7,8 @@ import sys
 from typing import Any, TextIO
 
 
-def print_summary(result: Any, out: TextIO = sys.stdout) -> None:
+def print_summary(result: Any, out: TextIO | None = None) -> None:
+    out = out or sys.stdout
     kinds = Counter(a.fault.kind for a in result.applied)
     allowed = Counter(e.reason.split(" (fault ")[0] for e in result.errors if e.allowed)
     print(f"\ncampaign seed={result.seed}: {result.outcome.upper()} in {result.duration_s:.1f}s", file=out)

@@ -15,7 +15,8 @@ from typing import Any
 from faults.network.faults import NetworkFaults
 from faults.network.server import ToxiproxyServer
 from faults.network.uri import proxied_uri, single_host
-from harness.targets.base import Target, TargetInfo
+from harness.core.ports import TargetInfo
+from harness.targets.base import Target
 
 
 class ThroughToxiproxy(Target):

@@ -57,7 +57,8 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
     suites = compose.plugins().suites
     run.add_argument("--suite", choices=sorted(suites) + ["all"], default="spec",
                      help="; ".join(f"{name}: {suite.help}" for name, suite in sorted(suites.items()))
-                     + "; all: every suite (default: spec)")
+                     + "; all: " + " and ".join(n for n, s in sorted(suites.items(), key=lambda i: i[1].order)
+                                                if s.in_all) + " (default: spec)")
     run.add_argument("-k", dest="keyword", help="only tests whose id contains this text")
     run.add_argument("-q", "--quiet", action="store_true", help="no per-test lines, only failures and the summary")
     add_label_argument(run)

@@ -31,7 +31,10 @@ def warn_plugin_problems(stream: TextIO = sys.stderr) -> None:
 
 
 def collect(suite: str, specs: list[Any]) -> list[Any]:
-    """The tests of ``--suite NAME`` (``all``: every suite, in their order)."""
+    """The tests of ``--suite NAME`` (``all``: every suite that belongs in it, in their order)."""
     table = plugins().suites
-    chosen = sorted(table.values(), key=lambda s: s.order) if suite == "all" else [table[suite]]
+    if suite == "all":
+        chosen = sorted((s for s in table.values() if s.in_all), key=lambda s: s.order)
+    else:
+        chosen = [table[suite]]
     return [test for entry in chosen for test in entry.collect(specs)]

@@ -28,10 +28,10 @@ from typing import Any
 
 import pytest
 
-from harness.formats.loaders import load_file
+from harness.app.options import add_pytest_options, from_pytest_config
 from harness.core.model import SpecTest
 from harness.core.records import record_line
-from harness.app.options import add_pytest_options, from_pytest_config
+from harness.formats.loaders import load_file
 from harness.formats.sources import SPEC_SUFFIXES
 
 _RUN_KEY = pytest.StashKey[Any]()

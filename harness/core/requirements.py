@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.core.versions import compare_versions
 from harness.core.model import Requirement, SpecTest
+from harness.core.versions import compare_versions
 
 
 def unmet(requirement: Requirement, target: Any) -> str | None:

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from harness.engine.lifecycle import Case
 from harness.core.model import Operation, SpecTest
+from harness.engine.lifecycle import Case
 
 
 class TestContext(Case):

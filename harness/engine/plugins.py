@@ -51,6 +51,8 @@ class Suite:
     collect: Callable[[list[Any]], list[Any]]
     #: Where the suite's tests come in ``--suite all`` (lower first).
     order: int = 50
+    #: Whether ``--suite all`` includes it (a long campaign is asked for by name).
+    in_all: bool = True
 
 
 @dataclass

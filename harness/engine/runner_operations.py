@@ -14,8 +14,8 @@ from typing import Any
 
 from pymongo.errors import PyMongoError
 
-from harness.core.model import Operation
 from harness.core.errors import HarnessError, TestFailure
+from harness.core.model import Operation
 from harness.engine.operation_table import TestContext, test_runner_operation
 
 

@@ -33,17 +33,17 @@ from pymongo.errors import PyMongoError
 from pymongo.write_concern import WriteConcern
 from pymongo.read_concern import ReadConcern
 
-import harness.engine.runner_operations  # noqa: F401 - registers the unified format's test-runner operations
 from harness.core.errors import HarnessError, TestFailure
-from harness.engine.operation_table import TEST_RUNNER_OPERATIONS, TestContext, test_runner_operation
-from harness.core.ports import DriverAdapter, FailPointError, Target, UnsupportedOperation
 from harness.core.matching import Mismatch, show
 from harness.core.matching.table import comparator_for
 from harness.core.model import NOT_GIVEN, TEST_RUNNER, CollectionData, EventExpectation, Operation, SpecTest
 from harness.core.observations import DriverOperationError, ErrorInfo, NoChangeWithin
+from harness.core.ports import DriverAdapter, FailPointError, Target, UnsupportedOperation
 from harness.core.requirements import skip_reason
 from harness.core.verdicts import ERROR, SKIPPED, Verdict
 from harness.engine.failpoints import FailPointManager
+from harness.engine.operation_table import TEST_RUNNER_OPERATIONS, TestContext, test_runner_operation
+import harness.engine.runner_operations  # noqa: F401 - registers the unified format's test-runner operations
 
 MAJORITY = WriteConcern("majority")
 

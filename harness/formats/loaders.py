@@ -12,9 +12,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from harness.core.model import SpecTest
 from harness.formats import legacy as legacy_loader
 from harness.formats import unified as unified_loader
-from harness.core.model import SpecTest
 from harness.formats.sources import SpecFileError, discover_spec_files, read_spec_file
 
 Recognise = Callable[[Any], bool]

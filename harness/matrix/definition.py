@@ -25,7 +25,7 @@ from typing import Any
 
 import yaml
 
-from harness.targets.base import redact_uri
+from harness.targets.uris import redact as redact_uri
 
 SUITES = ("legacy", "unified", "prose")
 SPEC_SUITES = ("legacy", "unified")

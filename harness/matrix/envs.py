@@ -35,17 +35,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.core.records import utc_now
 from harness.matrix.cells import Cell
 from harness.matrix.files import atomic_write_json, read_json
 from harness.matrix.installers import Installer, env_python
 from harness.matrix.process import Children, Interrupted
-from harness.core.records import utc_now
 
 MARKER = "cs-harness-env.json"
 #: Run by the environment's interpreter: the imports a run needs, and the parser ``harness run`` builds
 #: (it imports every subcommand's arguments); then what it imported, and which versions, into argv[1].
 IMPORT_CHECK = (
     "import json, sys, importlib.metadata as m, harness.app.cli, harness.engine.run, pymongo, secantus\n"
+    "from harness.engine.plugins import load_plugins\n"
+    "assert not load_plugins().problems, load_plugins().problems\n"
     "harness.app.cli.build_parser()\n"
     "json.dump({'pymongo': pymongo.version, 'secantusdb': m.version('secantusdb'),\n"
     "           'harness': m.version('cs-conformance-harness'), 'python': sys.version.split()[0]},\n"
@@ -77,8 +79,10 @@ def interpreter_identity(python: str) -> str:
 def dependency_text(project: Path) -> str:
     """The part of ``pyproject.toml`` that decides what an environment holds.
 
-    With ``tomllib`` (Python 3.11+): the build requirements, dependencies and
-    optional dependencies. Without it, the whole file: more rebuilds, never a
+    With ``tomllib`` (Python 3.11+): the build requirements, dependencies,
+    optional dependencies and entry points (an editable install records the
+    plug-in table's entry points when it is built, so a new plug-in needs a
+    new environment). Without it, the whole file: more rebuilds, never a
     stale environment.
     """
     text = (project / "pyproject.toml").read_text(encoding="utf-8")
@@ -90,7 +94,9 @@ def dependency_text(project: Path) -> str:
     project_table = data.get("project", {})
     return json.dumps({"build": data.get("build-system", {}).get("requires", []),
                        "dependencies": project_table.get("dependencies", []),
-                       "optional": project_table.get("optional-dependencies", {})}, sort_keys=True)
+                       "optional": project_table.get("optional-dependencies", {}),
+                       "entry_points": project_table.get("entry-points", {}),
+                       "scripts": project_table.get("scripts", {})}, sort_keys=True)
 
 
 def cache_key(interpreter: str, requirements: tuple[str, ...], extras: tuple[str, ...], dependencies: str,

@@ -24,11 +24,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from harness.core.records import utc_now
 from harness.matrix.cells import Cell
 from harness.matrix.definition import MatrixDefinition
 from harness.matrix.files import atomic_write_json, read_json
 from harness.matrix.process import kill_orphan
-from harness.core.records import utc_now
 
 MANIFEST_SCHEMA = "cs-harness.matrix/1"
 PENDING, RUNNING, DONE, FAILED, INTERRUPTED = "pending", "running", "done", "failed", "interrupted"

@@ -18,10 +18,10 @@ from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
-from harness.matrix.cells import Cell
 from harness.app.reporting import OUTCOMES
 from harness.core.records import RECORD_SCHEMA
 from harness.engine.results_store import read_records
+from harness.matrix.cells import Cell
 
 OK, MISMATCH, UNVERIFIED, RECORDED = "ok", "MISMATCH", "unverified", "recorded"
 #: Stands in the list of actual versions for records that do not state one.

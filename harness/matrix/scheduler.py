@@ -19,6 +19,8 @@ from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any, TextIO
 
+from harness.core.records import utc_now
+from harness.engine.results_store import ResultsStore
 from harness.matrix.cells import Cell
 from harness.matrix.definition import MatrixDefinition
 from harness.matrix.envs import EnvCache, EnvOutcome
@@ -28,8 +30,6 @@ from harness.matrix.observe import check_versions, observe, version_problems
 from harness.matrix.process import Children, Interrupted
 from harness.matrix.steps import judge, repeat_steps
 from harness.matrix.summary import counts_text, last_line
-from harness.core.records import utc_now
-from harness.engine.results_store import ResultsStore
 
 CELL_RECORD_SCHEMA = "cs-harness.cell/1"
 #: Exit status of a matrix stopped by Ctrl-C (the shell's convention for SIGINT).

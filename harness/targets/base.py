@@ -19,19 +19,6 @@ from harness.targets import uris
 TOPOLOGIES = ("single", "replicaset", "sharded", "load-balanced")
 
 
-def redact_uri(uri: str) -> str:
-    """A connection string safe to write into result files (no password); see :func:`harness.targets.uris.redact`."""
-    return uris.redact(uri)
-
-
-def single_host_uri(uri: str) -> str:
-    """The URI cut down to its first host (a test that must talk to one mongos).
-
-    See :func:`harness.targets.uris.single_host_uri`; an SRV URI comes back unchanged, unresolved.
-    """
-    return uris.single_host_uri(uri)
-
-
 def secantus_package() -> dict[str, str]:
     """Which SecantusDB release is installed, for the provenance of targets that run it (what ran, not a label)."""
     return {"package": "secantusdb", "package_version": secantus_package_version()}
@@ -62,14 +49,14 @@ def describe(admin: MongoClient, kind: str, name: str, uri: str) -> TargetInfo:
         hello = admin.admin.command("hello")
         build = admin.admin.command("buildInfo")
     except PyMongoError as exc:
-        raise TargetUnavailable(f"target {name} ({redact_uri(uri)}) did not answer hello/buildInfo: {exc}") from exc
+        raise TargetUnavailable(f"target {name} ({uris.redact(uri)}) did not answer hello/buildInfo: {exc}") from exc
     load_balanced = bool(admin.options.load_balanced)
     return TargetInfo(
         kind=kind,
         name=name,
         version=str(build.get("version", "unknown")),
         topology=detect_topology(hello, load_balanced),
-        uri=redact_uri(uri),
+        uri=uris.redact(uri),
         max_wire_version=hello.get("maxWireVersion"),
         details={"setName": hello.get("setName"), "hosts": hello.get("hosts"), "gitVersion": build.get("gitVersion")},
     )
@@ -101,11 +88,11 @@ class Target:
         options = {k: v for k, v in defaults.items() if f"{k.lower()}=" not in in_uri}
         self.admin = MongoClient(self.uri, **options)
         self.info = describe(self.admin, self.kind, self.name, self.uri)
-        if self.info.topology == "sharded" and single_host_uri(self.uri) != self.uri:
+        if self.info.topology == "sharded" and uris.single_host_uri(self.uri) != self.uri:
             # Fail points live on one mongos: arm them on the one the clients under test use
             # (useMultipleMongoses: false and the legacy global client both take the first host).
             self.admin.close()
-            self.admin = MongoClient(single_host_uri(self.uri), **options)
+            self.admin = MongoClient(uris.single_host_uri(self.uri), **options)
 
     def server_parameter(self, name: str) -> Any:
         """A server parameter's value (``runOnRequirements.serverParameters``), or None if unknown."""

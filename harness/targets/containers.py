@@ -16,7 +16,8 @@ import time
 from pymongo import MongoClient
 from pymongo.errors import OperationFailure, PyMongoError
 
-from harness.targets.base import Target, TargetInfo, TargetUnavailable
+from harness.core.ports import TargetInfo, TargetUnavailable
+from harness.targets.base import Target
 
 REPLICA_SET = "rs0"
 _READY_TIMEOUT_S = 60.0

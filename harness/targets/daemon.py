@@ -19,7 +19,8 @@ from pathlib import Path
 from pymongo import MongoClient
 from pymongo.errors import PyMongoError
 
-from harness.targets.base import Target, TargetInfo, TargetUnavailable, secantus_package
+from harness.core.ports import TargetInfo, TargetUnavailable
+from harness.targets.base import Target, secantus_package
 
 _START_TIMEOUT_S = 30.0
 _STOP_TIMEOUT_S = 10.0

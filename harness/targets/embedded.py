@@ -13,7 +13,8 @@ import os
 import tempfile
 from typing import Any
 
-from harness.targets.base import Target, TargetInfo, TargetUnavailable, secantus_package, secantus_package_version
+from harness.core.ports import TargetInfo, TargetUnavailable
+from harness.targets.base import Target, secantus_package, secantus_package_version
 
 
 class EmbeddedSecantus(Target):

@@ -6,7 +6,8 @@ harness does not start or stop it, only detects what it is.
 
 from __future__ import annotations
 
-from harness.targets.base import Target, TargetInfo, TargetUnavailable
+from harness.core.ports import TargetInfo, TargetUnavailable
+from harness.targets.base import Target
 
 
 class UriTarget(Target):

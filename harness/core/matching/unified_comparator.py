@@ -15,8 +15,8 @@ from bson.objectid import ObjectId
 
 from harness.core.constants import CMAP_EVENTS
 from harness.core.matching import MISSING, Mismatch, UnsupportedAssertion, child_path
-from harness.core.observations import ErrorInfo, ObservedEvent
 from harness.core.matching.unified_matcher import Matcher
+from harness.core.observations import ErrorInfo, ObservedEvent
 
 ErrorAssertion = Callable[[Matcher, Any, ErrorInfo, str], list[Mismatch]]
 EventAssertion = Callable[[Matcher, Any, ObservedEvent, str], list[Mismatch]]

@@ -12,15 +12,15 @@ from pymongo.client_session import ClientSession
 from pymongo.command_cursor import CommandCursor
 from pymongo.cursor import Cursor
 
-from harness.drivers.pymongo.apm import CommandRecorder, PoolRecorder
 from harness.core.constants import ALL_COMMAND_EVENTS, CMAP_EVENTS
+from harness.core.model import EntitySpec, Operation
+from harness.core.observations import DriverOperationError, ObservedEvent
 from harness.core.ports import UnsupportedOperation
+from harness.drivers.pymongo.apm import CommandRecorder, PoolRecorder
 from harness.drivers.pymongo.errors import DRIVER_EXCEPTIONS, error_info, raised_by_driver
 from harness.drivers.pymongo.operations import OPERATIONS
 from harness.drivers.pymongo.spec_options import collection_options
-from harness.core.model import EntitySpec, Operation
-from harness.targets.base import single_host_uri
-from harness.core.observations import DriverOperationError, ObservedEvent
+from harness.targets.uris import single_host_uri
 
 #: Client entity options this adapter implements; any other is refused by name rather than
 #: ignored (ignoring, say, ``awaitMinPoolSizeMS`` would silently change what a test observes).
@@ -55,7 +55,7 @@ class PyMongoScope:
     # -- entities --------------------------------------------------------
     def create_entity(self, spec: EntitySpec) -> None:
         if self._closed:  # the test was torn down (timeout): a new client would leak
-            raise UnsupportedOperation(f"cannot create {spec.id!r}: the test's session is closed")
+            raise UnsupportedOperation(f"cannot create {spec.id!r}: the test's driver scope is closed")
         if spec.id in self._entities:
             raise UnsupportedOperation(f"entity {spec.id!r} is defined twice")
         factory = _ENTITY_FACTORIES.get(spec.kind)

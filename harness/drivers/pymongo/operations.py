@@ -1,6 +1,6 @@
 """Spec operations implemented with pymongo, dispatched by the spec's own names.
 
-Every function takes ``(session, target, arguments)``: the test's entity map,
+Every function takes ``(scope, target, arguments)``: the test's entity map,
 the object the operation names, and a private copy of its arguments, which
 it consumes. Arguments left over are an error naming them, so an option the
 adapter does not understand never silently changes a test's meaning.
@@ -22,13 +22,14 @@ from pymongo.database import Database
 from pymongo.operations import DeleteMany, DeleteOne, InsertOne, ReplaceOne, UpdateMany, UpdateOne
 from pymongo.results import BulkWriteResult, DeleteResult, InsertManyResult, InsertOneResult, UpdateResult
 
+from harness.core.observations import NoChangeWithin
 from harness.core.ports import UnsupportedOperation
 from harness.drivers.pymongo.errors import DRIVER_EXCEPTIONS, bulk_write_result
 from harness.drivers.pymongo.spec_options import read_preference_from_spec
-from harness.core.observations import NoChangeWithin
 
-Operation = Callable[[Any, Any, dict[str, Any]], Any]
-OPERATIONS: dict[str, Operation] = {}
+#: How pymongo carries out one spec operation: ``(scope, object, arguments) -> result``.
+PyMongoCall = Callable[[Any, Any, dict[str, Any]], Any]
+OPERATIONS: dict[str, PyMongoCall] = {}
 
 # Spec option names -> pymongo keyword names, shared by many operations.
 _KWARGS = {
@@ -59,8 +60,8 @@ _KWARGS = {
 }
 
 
-def operation(*names: str) -> Callable[[Operation], Operation]:
-    def register(fn: Operation) -> Operation:
+def operation(*names: str) -> Callable[[PyMongoCall], PyMongoCall]:
+    def register(fn: PyMongoCall) -> PyMongoCall:
         for name in names:
             OPERATIONS[name] = fn
         return fn
@@ -74,11 +75,11 @@ def take(arguments: dict[str, Any], key: str) -> Any:
     return arguments.pop(key)
 
 
-def options(session: Any, arguments: dict[str, Any], allowed: tuple[str, ...] = ()) -> dict[str, Any]:
+def options(scope: Any, arguments: dict[str, Any], allowed: tuple[str, ...] = ()) -> dict[str, Any]:
     """Consume the remaining arguments as pymongo keyword arguments."""
     kwargs: dict[str, Any] = {}
     if "session" in arguments:
-        kwargs["session"] = session.entity(arguments.pop("session"))
+        kwargs["session"] = scope.entity(arguments.pop("session"))
     for key in list(arguments):
         if key in allowed or key in _KWARGS:
             kwargs[_KWARGS.get(key, key)] = arguments.pop(key)
@@ -108,11 +109,11 @@ def spec_result(value: Any) -> Any:
 
 # -- change streams ----------------------------------------------------------
 @operation("createChangeStream")
-def create_change_stream(session: Any, target: Any, arguments: dict[str, Any]) -> ChangeStream:
+def create_change_stream(scope: Any, target: Any, arguments: dict[str, Any]) -> ChangeStream:
     if not isinstance(target, (MongoClient, Database, Collection)):
         raise UnsupportedOperation(f"createChangeStream needs a client, database or collection, got {type(target).__name__}")
     pipeline = arguments.pop("pipeline", [])
-    return target.watch(pipeline, **options(session, arguments))
+    return target.watch(pipeline, **options(scope, arguments))
 
 
 def _iterable(target: Any) -> ChangeStream | Cursor | CommandCursor:
@@ -132,10 +133,10 @@ def _next_or_none(target: ChangeStream | Cursor | CommandCursor) -> Any:
 
 
 @operation("iterateUntilDocumentOrError")
-def iterate_until_document_or_error(session: Any, target: Any, arguments: dict[str, Any]) -> Any:
+def iterate_until_document_or_error(scope: Any, target: Any, arguments: dict[str, Any]) -> Any:
     iterable = _iterable(target)
-    options(session, arguments)
-    deadline = time.monotonic() + session.iteration_timeout_s
+    options(scope, arguments)
+    deadline = time.monotonic() + scope.iteration_timeout_s
     while True:
         document = _next_or_none(iterable)
         if document is not None:
@@ -144,19 +145,19 @@ def iterate_until_document_or_error(session: Any, target: Any, arguments: dict[s
             what = "change stream was closed by the server" if isinstance(iterable, ChangeStream) else "cursor is exhausted"
             raise NoChangeWithin(f"the {what} before a document arrived")
         if time.monotonic() >= deadline:
-            raise NoChangeWithin(f"no document arrived within {session.iteration_timeout_s:g}s")
+            raise NoChangeWithin(f"no document arrived within {scope.iteration_timeout_s:g}s")
 
 
 @operation("iterateOnce")
-def iterate_once(session: Any, target: Any, arguments: dict[str, Any]) -> Any:
-    options(session, arguments)
+def iterate_once(scope: Any, target: Any, arguments: dict[str, Any]) -> Any:
+    options(scope, arguments)
     return _next_or_none(_iterable(target))
 
 
 @operation("close")
-def close(session: Any, target: Any, arguments: dict[str, Any]) -> None:
+def close(scope: Any, target: Any, arguments: dict[str, Any]) -> None:
     """Close a cursor, change stream or client; the spec has errors from ``killCursors`` suppressed."""
-    options(session, arguments)
+    options(scope, arguments)
     try:
         target.close()
     except DRIVER_EXCEPTIONS:
@@ -176,10 +177,10 @@ _WRITES = {
 }
 
 
-def _write(method: str, positional: tuple[str, ...]) -> Operation:
-    def run(session: Any, target: Collection, arguments: dict[str, Any]) -> Any:
+def _write(method: str, positional: tuple[str, ...]) -> PyMongoCall:
+    def run(scope: Any, target: Collection, arguments: dict[str, Any]) -> Any:
         values = [take(arguments, name) for name in positional]
-        return spec_result(getattr(target, method)(*values, **options(session, arguments)))
+        return spec_result(getattr(target, method)(*values, **options(scope, arguments)))
 
     run.__name__ = method
     return run
@@ -190,33 +191,33 @@ for _name, (_method, _positional) in _WRITES.items():
 
 
 @operation("rename")
-def rename(session: Any, target: Collection, arguments: dict[str, Any]) -> Any:
+def rename(scope: Any, target: Collection, arguments: dict[str, Any]) -> Any:
     new_name = take(arguments, "to")
-    target.rename(new_name, **options(session, arguments))
+    target.rename(new_name, **options(scope, arguments))
     return None
 
 
 @operation("createIndex")
-def create_index(session: Any, target: Collection, arguments: dict[str, Any]) -> Any:
+def create_index(scope: Any, target: Collection, arguments: dict[str, Any]) -> Any:
     keys = take(arguments, "keys")
     name = arguments.pop("name", None)
-    kwargs = options(session, arguments)
+    kwargs = options(scope, arguments)
     if name is not None:
         kwargs["name"] = name
     return target.create_index(list(keys.items()), **kwargs)
 
 
 @operation("dropIndex")
-def drop_index(session: Any, target: Collection, arguments: dict[str, Any]) -> Any:
+def drop_index(scope: Any, target: Collection, arguments: dict[str, Any]) -> Any:
     name = take(arguments, "name")
-    target.drop_index(name, **options(session, arguments))
+    target.drop_index(name, **options(scope, arguments))
     return None
 
 
 @operation("createCollection")
-def create_collection(session: Any, target: Database, arguments: dict[str, Any]) -> Any:
+def create_collection(scope: Any, target: Database, arguments: dict[str, Any]) -> Any:
     name = take(arguments, "collection")
-    kwargs = options(session, arguments, allowed=("changeStreamPreAndPostImages", "capped", "size", "max",
+    kwargs = options(scope, arguments, allowed=("changeStreamPreAndPostImages", "capped", "size", "max",
                                                   "validator", "timeseries", "expireAfterSeconds", "clusteredIndex",
                                                   "viewOn", "pipeline", "encryptedFields"))
     target.create_collection(name, **kwargs)
@@ -224,18 +225,18 @@ def create_collection(session: Any, target: Database, arguments: dict[str, Any])
 
 
 @operation("dropCollection")
-def drop_collection(session: Any, target: Database, arguments: dict[str, Any]) -> Any:
+def drop_collection(scope: Any, target: Database, arguments: dict[str, Any]) -> Any:
     name = take(arguments, "collection")
-    target.drop_collection(name, **options(session, arguments))
+    target.drop_collection(name, **options(scope, arguments))
     return None
 
 
 @operation("runCommand")
-def run_command(session: Any, target: Database, arguments: dict[str, Any]) -> Any:
+def run_command(scope: Any, target: Database, arguments: dict[str, Any]) -> Any:
     command = take(arguments, "command")
     arguments.pop("commandName", None)
     read_preference = arguments.pop("readPreference", None)
-    kwargs = options(session, arguments)
+    kwargs = options(scope, arguments)
     if read_preference is not None:
         kwargs["read_preference"] = read_preference_from_spec(read_preference)
     return target.command(command, **kwargs)
@@ -243,9 +244,9 @@ def run_command(session: Any, target: Database, arguments: dict[str, Any]) -> An
 
 # -- bulk writes and find-and-modify ------------------------------------------
 @operation("bulkWrite")
-def bulk_write(session: Any, target: Collection, arguments: dict[str, Any]) -> Any:
+def bulk_write(scope: Any, target: Collection, arguments: dict[str, Any]) -> Any:
     requests = [_write_model(request, index) for index, request in enumerate(take(arguments, "requests"))]
-    return spec_result(target.bulk_write(requests, **options(session, arguments)))
+    return spec_result(target.bulk_write(requests, **options(scope, arguments)))
 
 
 #: ``bulkWrite`` request name -> (pymongo model, its positional spec arguments).
@@ -285,23 +286,23 @@ def _return_document(arguments: dict[str, Any]) -> dict[str, Any]:
 
 
 @operation("findOneAndUpdate")
-def find_one_and_update(session: Any, target: Collection, arguments: dict[str, Any]) -> Any:
+def find_one_and_update(scope: Any, target: Collection, arguments: dict[str, Any]) -> Any:
     flt, update_doc = take(arguments, "filter"), take(arguments, "update")
     returned = _return_document(arguments)
-    return target.find_one_and_update(flt, update_doc, **returned, **options(session, arguments))
+    return target.find_one_and_update(flt, update_doc, **returned, **options(scope, arguments))
 
 
 @operation("findOneAndReplace")
-def find_one_and_replace(session: Any, target: Collection, arguments: dict[str, Any]) -> Any:
+def find_one_and_replace(scope: Any, target: Collection, arguments: dict[str, Any]) -> Any:
     flt, replacement = take(arguments, "filter"), take(arguments, "replacement")
     returned = _return_document(arguments)
-    return target.find_one_and_replace(flt, replacement, **returned, **options(session, arguments))
+    return target.find_one_and_replace(flt, replacement, **returned, **options(scope, arguments))
 
 
 @operation("findOneAndDelete")
-def find_one_and_delete(session: Any, target: Collection, arguments: dict[str, Any]) -> Any:
+def find_one_and_delete(scope: Any, target: Collection, arguments: dict[str, Any]) -> Any:
     flt = take(arguments, "filter")
-    return target.find_one_and_delete(flt, **options(session, arguments))
+    return target.find_one_and_delete(flt, **options(scope, arguments))
 
 
 # Reads, cursors and sessions live beside this module; importing them registers them here.

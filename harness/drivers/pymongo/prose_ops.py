@@ -19,9 +19,9 @@ from harness.drivers.pymongo.operations import operation, options
 
 
 @operation("getResumeToken")
-def get_resume_token(session: Any, target: Any, arguments: dict[str, Any]) -> Any:
+def get_resume_token(scope: Any, target: Any, arguments: dict[str, Any]) -> Any:
     """The resume token the change stream would resume with now (``None`` when it has none)."""
-    options(session, arguments)
+    options(scope, arguments)
     if not isinstance(target, ChangeStream):
         raise UnsupportedOperation(f"getResumeToken needs a change stream entity, got {type(target).__name__}")
     return target.resume_token

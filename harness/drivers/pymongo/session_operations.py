@@ -23,25 +23,25 @@ def _session(target: Any) -> ClientSession:
 
 
 @operation("startTransaction")
-def start_transaction(session: Any, target: Any, arguments: dict[str, Any]) -> None:
+def start_transaction(scope: Any, target: Any, arguments: dict[str, Any]) -> None:
     spec_options = {k: arguments.pop(k) for k in ("readConcern", "writeConcern", "readPreference") if k in arguments}
-    options(session, arguments)
+    options(scope, arguments)
     _session(target).start_transaction(**collection_options(spec_options))
 
 
 @operation("commitTransaction")
-def commit_transaction(session: Any, target: Any, arguments: dict[str, Any]) -> None:
-    options(session, arguments)
+def commit_transaction(scope: Any, target: Any, arguments: dict[str, Any]) -> None:
+    options(scope, arguments)
     _session(target).commit_transaction()
 
 
 @operation("abortTransaction")
-def abort_transaction(session: Any, target: Any, arguments: dict[str, Any]) -> None:
-    options(session, arguments)
+def abort_transaction(scope: Any, target: Any, arguments: dict[str, Any]) -> None:
+    options(scope, arguments)
     _session(target).abort_transaction()
 
 
 @operation("endSession")
-def end_session(session: Any, target: Any, arguments: dict[str, Any]) -> None:
-    options(session, arguments)
+def end_session(scope: Any, target: Any, arguments: dict[str, Any]) -> None:
+    options(scope, arguments)
     _session(target).end_session()
