@@ -28,7 +28,7 @@ def emulated(target: Any) -> FailPointSetup:
     from faults.failpoints import EmulatedFailPoints
     from faults.wire import WireProxy
 
-    host, port = _driver_facing_address(target)
+    host, port = driver_facing_address(target)
     proxy = WireProxy(host, port)
     proxy.start()
     return FailPointSetup(EmulatedFailPoints(proxy), proxy.uri, proxy.stop)
@@ -39,7 +39,7 @@ def auto(target: Any) -> FailPointSetup:
     return setup if setup.backend.supported() else emulated(target)
 
 
-def _driver_facing_address(target: Any) -> tuple[str, int]:
+def driver_facing_address(target: Any) -> tuple[str, int]:
     """Where the wire proxy forwards: through Toxiproxy when the run has one, else the primary."""
     if getattr(target, "faults", None) is not None:
         from harness.targets.uris import ConnectionStringError, first_host

@@ -6,7 +6,7 @@ import socket
 
 import pytest
 
-from harness.engine.run import HarnessRun
+from faults.plugin import driver_facing_address
 from harness.targets import uris
 from harness.targets.uris import ConnectionStringError, ParsedUri, first_host, parse, redact, with_single_host
 
@@ -44,9 +44,7 @@ def test_driver_facing_address_behind_toxiproxy_uses_the_first_host():
         faults = object()
         uri = "mongodb://u:p@127.0.0.1:5000/?directConnection=true"
 
-    run = HarnessRun.__new__(HarnessRun)
-    run.target = FakeTarget()
-    assert run._driver_facing_address() == ("127.0.0.1", 5000)
+    assert driver_facing_address(FakeTarget()) == ("127.0.0.1", 5000)
 
 
 def test_single_host_uri_keeps_credentials_path_and_query():

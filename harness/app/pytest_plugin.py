@@ -57,7 +57,8 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
     if not _asks_for_harness(args):
         return
     activate(early_config.pluginmanager)
-    positional = set(getattr(early_config.known_args_namespace, "file_or_dir", None) or [])
+    # Not known_args_namespace.file_or_dir: before the options were declared, it took --specs' value for a path.
+    elsewhere = {arg for index, arg in enumerate(args) if index == 0 or args[index - 1] != "--specs"}
     for root in _values(args, "--specs"):
-        if root not in positional:
+        if root not in elsewhere:
             args.append(root)
