@@ -33,10 +33,12 @@ def restart_embedded(target: Any, down_s: float = 0.0) -> float:
         raise RestartUnsupported(problem)
     from secantus import SecantusDBServer
 
+    from harness.targets.embedded import stop_server
+
     began = time.perf_counter()
     old = target.server
     port = old.port
-    old.stop()
+    stop_server(old)
     if down_s > 0:
         time.sleep(down_s)
     last_error: Exception | None = None

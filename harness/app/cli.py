@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 from harness import __version__
 from harness.app import compose
@@ -60,31 +61,58 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
                      + "; all: " + " and ".join(n for n, s in sorted(suites.items(), key=lambda i: i[1].order)
                                                 if s.in_all) + " (default: spec)")
     run.add_argument("-k", dest="keyword", help="only tests whose id contains this text")
+    run.add_argument("-j", "--jobs", type=_positive, default=1,
+                     help="run tests in N worker processes, each with a target of its own (default 1)")
+    run.add_argument("--worker-target", dest="worker_targets", action="append", default=[], metavar="TARGET",
+                     help="with -j and a target the harness does not start (uri=...): another deployment, one "
+                          "per extra worker (repeatable)")
     run.add_argument("-q", "--quiet", action="store_true", help="no per-test lines, only failures and the summary")
     add_label_argument(run)
 
 
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"needs a whole number of at least 1, got {text!r}")
+    return value
+
+
 def command_run(args: argparse.Namespace) -> int:
     compose.warn_plugin_problems()
-    tests = compose.collect(args.suite, args.specs)
-    if args.keyword:
-        tests = [t for t in tests if args.keyword in t.test_id]
+    tests = compose.select(args)
     if not tests:
         selected = f" matching -k {args.keyword!r}" if args.keyword else ""
         print(f"harness: nothing to run{selected} (give --specs PATH, or --suite prose)", file=sys.stderr)
         return 2
     options = from_namespace(args)
     try:
-        run = compose.new_run(options)
-        with run:
-            reporter = ConsoleReporter(total=len(tests), quiet=args.quiet)
-            reporter.start(run)
-            for test in tests:
-                reporter.report(run.run_test(test))
-            return reporter.finish()
+        if args.jobs > 1:
+            from harness.app.parallel import run_parallel, worker_targets
+
+            targets = worker_targets(compose.plugins(), options.target, min(args.jobs, len(tests)),
+                                     args.worker_targets, lambda text: print(text, file=sys.stderr))
+            if len(targets) > 1:
+                return run_parallel(args.argv, tests, options, targets, args.quiet)
+        return _run_sequentially(tests, options, args.quiet)
     except (TargetUnavailable, ExpectationsError) as exc:
         print(f"harness: {exc}", file=sys.stderr)
         return 2
+
+
+def _run_sequentially(tests: list, options: Any, quiet: bool) -> int:
+    from harness.app.durations import Durations
+
+    durations = Durations.load()
+    with compose.new_run(options) as run:
+        reporter = ConsoleReporter(total=len(tests), quiet=quiet)
+        reporter.start(run)
+        for test in tests:
+            reporter.begin(test.test_id)
+            result = run.run_test(test)
+            durations.note(result.test_id, result.duration_s)
+            reporter.report(result)
+        durations.save()
+        return reporter.finish()
 
 
 def command_matrix(args: argparse.Namespace) -> int:
@@ -104,7 +132,9 @@ COMMANDS = {"run": command_run, "matrix": command_matrix, "report": command_repo
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
+    args.argv = argv  # parallel workers parse the very same arguments
     command = COMMANDS.get(args.command)
     if command is None:
         command = compose.plugins().commands[args.command].run

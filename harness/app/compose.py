@@ -38,3 +38,11 @@ def collect(suite: str, specs: list[Any]) -> list[Any]:
     else:
         chosen = [table[suite]]
     return [test for entry in chosen for test in entry.collect(specs)]
+
+
+def select(args: Any) -> list[Any]:
+    """The tests ``harness run`` runs: ``--suite``'s, narrowed by ``-k``; the same in every worker."""
+    tests = collect(args.suite, args.specs)
+    if args.keyword:
+        tests = [t for t in tests if args.keyword in t.test_id]
+    return tests

@@ -15,6 +15,11 @@ records are the same. Outcomes map as:
 * an unexpected failure or error -> fail with the harness's message;
 * an unexpected pass of a listed test -> fail (the entry is stale).
 
+Under pytest-xdist (``-n N``) each worker runs its own harness-started
+target, so tests that drop and recreate databases never share a server; the
+workers' records share one run id and go to the one ``--results`` file. A
+target the harness does not start (``uri=``) is refused with ``-n``.
+
 Every item that ran through the harness carries its full result record as a
 JUnit ``<property name="cs-harness.result">`` (one JSON string), so
 ``harness report`` reads ``--junitxml`` files with the same provenance and the
@@ -35,6 +40,7 @@ from harness.formats.loaders import load_file
 from harness.formats.sources import SPEC_SUFFIXES
 
 _RUN_KEY = pytest.StashKey[Any]()
+_XDIST_RUN_ID = pytest.StashKey[str]()
 #: The JUnit property holding a test's result record (read by ``harness report``).
 RESULT_PROPERTY = "cs-harness.result"
 
@@ -124,6 +130,14 @@ def _harness_run(config: pytest.Config) -> Any:
         from harness.core.ports import TargetUnavailable
 
         options = from_pytest_config(config)
+        workerinput = getattr(config, "workerinput", None)  # a pytest-xdist worker
+        if workerinput is not None:
+            options.run_id = workerinput.get("harness_run_id")
+            from harness.app.compose import plugins
+
+            if not plugins().isolated(options.target):
+                pytest.exit(f"harness: pytest-xdist workers would share the target {options.target!r}, which the "
+                            "harness does not start; run it with -n 0, or use a harness-started target", returncode=2)
         try:
             run = new_run(options)
             run.__enter__()
@@ -131,6 +145,16 @@ def _harness_run(config: pytest.Config) -> Any:
             pytest.exit(f"harness: {exc}", returncode=2)
         config.stash[_RUN_KEY] = run
     return run
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """pytest-xdist: every worker's records carry one run id, as ``harness run -j`` gives them."""
+    from harness.core.records import new_run_id
+
+    run_id = node.config.stash.get(_XDIST_RUN_ID, None) or new_run_id()
+    node.config.stash[_XDIST_RUN_ID] = run_id
+    node.workerinput["harness_run_id"] = run_id
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

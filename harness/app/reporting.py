@@ -1,8 +1,17 @@
-"""Terminal output: progress per test, failure details, a summary table, the exit status."""
+"""Terminal output: progress per test, a live line while tests run, failure details, a summary, the exit status.
+
+On a terminal, a live line names the test(s) in progress and how long each
+has been running, redrawn twice a second, so a slow test is never silent;
+elsewhere (CI logs, pipes) output is plain lines, one per finished test.
+The summary ends with the slowest tests.
+"""
 
 from __future__ import annotations
 
+import shutil
 import sys
+import threading
+import time
 from collections import Counter, defaultdict
 from typing import Any, TextIO
 
@@ -10,25 +19,77 @@ OUTCOMES = ("passed", "failed", "error", "skipped")
 _LABEL = {"passed": "PASS", "failed": "FAIL", "error": "ERROR", "skipped": "SKIP"}
 
 
+#: How many of the slowest tests the summary names.
+SLOWEST = 5
+
+
 class ConsoleReporter:
-    def __init__(self, total: int, quiet: bool = False, stream: TextIO = sys.stdout) -> None:
+    def __init__(self, total: int, quiet: bool = False, stream: TextIO | None = None,
+                 live: bool | None = None) -> None:
         self.total = total
         self.quiet = quiet
-        self.stream = stream
+        self.stream = stream or sys.stdout
         self.results: list[Any] = []
         self.expectations: Any = None
+        #: The live line: on by default only on a terminal.
+        self.live = self.stream.isatty() if live is None else live
+        self._running: dict[str, float] = {}
+        self._lock = threading.RLock()
+        self._drawn = False
+        self._stop = threading.Event()
+        self._ticker: threading.Thread | None = None
 
     def _print(self, text: str = "") -> None:
-        print(text, file=self.stream, flush=True)
+        with self._lock:
+            self._clear_live()
+            print(text, file=self.stream, flush=True)
 
-    def start(self, run: Any) -> None:
+    def start(self, run: Any, workers: int = 1) -> None:
         self.expectations = run.expectations
         info = run.target.info
+        on = f" in {workers} workers (one target each)" if workers > 1 else ""
         self._print(f"harness run {run.run_id}: {self.total} test(s) on {info.name} "
-                    f"({info.kind}, server {info.version}, {info.topology}) with {run.driver.name} {run.driver.version}")
+                    f"({info.kind}, server {info.version}, {info.topology}) with {run.driver.name} {run.driver.version}"
+                    + on)
         self._print(f"expected outcomes: {run.expectations.source}")
+        if self.live:
+            self._ticker = threading.Thread(target=self._tick, name="harness-live-line", daemon=True)
+            self._ticker.start()
+
+    # -- the live line --------------------------------------------------------------
+    def begin(self, test_id: str) -> None:
+        """A test started (on some worker): it shows on the live line until its result comes."""
+        with self._lock:
+            self._running[test_id] = time.monotonic()
+
+    def _tick(self) -> None:
+        while not self._stop.wait(0.5):
+            self._draw_live()
+
+    def _draw_live(self) -> None:
+        with self._lock:
+            if not self._running:
+                return
+            now = time.monotonic()
+            parts = [f"{test_id} ({now - began:.1f}s)" for test_id, began in
+                     sorted(self._running.items(), key=lambda item: item[1])]
+            width = shutil.get_terminal_size((100, 20)).columns - 1
+            text = f"[{len(self.results):>3}/{self.total}] running: " + ", ".join(parts)
+            self.stream.write("\r\033[K" + text[:width])
+            self.stream.flush()
+            self._drawn = True
+
+    def _clear_live(self) -> None:
+        if self._drawn:
+            self.stream.write("\r\033[K")
+            self._drawn = False
 
     def report(self, result: Any) -> None:
+        with self._lock:
+            self._running.pop(result.test_id, None)
+            self._report(result)
+
+    def _report(self, result: Any) -> None:
         self.results.append(result)
         n = len(self.results)
         known = "" if result.classification.expected or result.outcome == "passed" else "  [UNEXPECTED]"
@@ -47,6 +108,9 @@ class ConsoleReporter:
             self._print(f"        skipped: {result.message}")
 
     def finish(self) -> int:
+        self._stop.set()
+        if self._ticker is not None:
+            self._ticker.join(2)
         by_file: dict[str, Counter] = defaultdict(Counter)
         for result in self.results:
             by_file[result.file][result.outcome] += 1
@@ -67,6 +131,9 @@ class ConsoleReporter:
         for result in unexpected:
             self._print(f"  UNEXPECTED {result.classification.kind}: {result.test_id}"
                         + (f" ({result.classification.reason})" if result.classification.reason else ""))
+        slowest = sorted(self.results, key=lambda r: -r.duration_s)[:SLOWEST]
+        if slowest:
+            self._print("slowest: " + ", ".join(f"{r.test_id} ({r.duration_s:.2f}s)" for r in slowest))
         stale = self.expectations.unmatched([r.test_id for r in self.results]) if self.expectations else []
         for entry in stale:
             self._print(f"  note: expected-outcomes entry matched no test in this run: {entry.pattern!r}")

@@ -45,8 +45,15 @@ class DriverScope(Protocol):
 class DriverAdapter(Protocol):
     name: str
     version: str
+    #: The ``heartbeatFrequencyMS`` (and, where the driver has one, ``minHeartbeatFrequencyMS``) the
+    #: adapter gives clients when asked for fast heartbeats; None when the driver cannot lower them.
+    fast_heartbeat_ms: int | None
 
-    def open_scope(self, uri: str, *, iteration_timeout_s: float) -> DriverScope: ...
+    def open_scope(self, uri: str, *, iteration_timeout_s: float, fast_heartbeats: bool = False) -> DriverScope:
+        """A new scope; with ``fast_heartbeats``, every client whose ``uriOptions`` leave
+        ``heartbeatFrequencyMS`` unset gets :attr:`fast_heartbeat_ms` (the unified format allows it for tests
+        that configure fail points, and forbids it for clients that set the option themselves)."""
+        ...
 
 
 # -- targets -------------------------------------------------------------------------------

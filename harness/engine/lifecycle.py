@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Callable, Iterator
+from typing import Any
 
 from harness.core.errors import HarnessError, TestFailure, TestSkipped
 from harness.core.matching import UnsupportedAssertion
@@ -37,6 +38,8 @@ class Case:
         #: nor clean up a later test's faults.
         self.lock = threading.Lock()
         self.torn_down = False
+        #: Facts for the result record, whatever the verdict (how the test was run).
+        self.details: dict[str, Any] = {}
 
     def body(self) -> Verdict | None:
         """Run the test; ``None`` is a pass. Raise to say what went wrong."""
@@ -62,7 +65,14 @@ class Case:
 
 
 def verdict_of(case: Case) -> Verdict:
-    """Run the body and turn what it raised into a verdict; a harness defect is an ``error``, never a crash."""
+    """The body's verdict, with the case's details; a harness defect is an ``error``, never a crash."""
+    verdict = _raw_verdict(case)
+    if case.details:
+        verdict.details = {**case.details, **verdict.details}
+    return verdict
+
+
+def _raw_verdict(case: Case) -> Verdict:
     try:
         return case.body() or Verdict(PASSED)
     except TestSkipped as exc:

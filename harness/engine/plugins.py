@@ -40,6 +40,9 @@ class FailPointSetup:
 class TargetKind:
     factory: Callable[[str | None], Target]
     help: str
+    #: Whether each run gets a deployment of its own (the harness starts it): then parallel workers
+    #: never share a server. False for deployments the user runs (``uri=``).
+    isolated: bool = True
 
 
 @dataclass
@@ -87,8 +90,14 @@ class Registry:
     def add_driver(self, name: str, factory: Callable[[], DriverAdapter]) -> None:
         self.drivers[name] = factory
 
-    def add_target(self, name: str, factory: Callable[[str | None], Target], help: str = "") -> None:
-        self.targets[name] = TargetKind(factory, help)
+    def add_target(self, name: str, factory: Callable[[str | None], Target], help: str = "",
+                   isolated: bool = True) -> None:
+        self.targets[name] = TargetKind(factory, help, isolated)
+
+    def isolated(self, spec: str) -> bool:
+        """Whether the target ``NAME[=ARGUMENT]`` is started afresh by each run (so by each parallel worker)."""
+        kind = self.targets.get(spec.partition("=")[0])
+        return kind is not None and kind.isolated
 
     def add_failpoint_mode(self, name: str, mode: Callable[[Target], FailPointSetup]) -> None:
         self.failpoint_modes[name] = mode

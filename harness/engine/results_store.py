@@ -7,6 +7,7 @@ kept apart from the next run's records and skipped when reading.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import threading
@@ -27,17 +28,23 @@ class ResultsStore:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._file = open(path, "a", encoding="utf-8")  # noqa: SIM115 - lives as long as the store
             if _ends_mid_line(path):  # a run killed mid-write: keep its torn line apart from ours
-                self._file.write("\n")
-                self._file.flush()
+                os.write(self._file.fileno(), b"\n")
 
     def append(self, record: dict[str, Any]) -> None:
+        """One line, written whole: several processes may append to one file (pytest-xdist workers)."""
         if self._file is None:
             return
-        line = record_line(record)
+        data = (record_line(record) + "\n").encode("utf-8")
         with self._lock:
-            self._file.write(line + "\n")
-            self._file.flush()
-            os.fsync(self._file.fileno())
+            descriptor = self._file.fileno()
+            fcntl.flock(descriptor, fcntl.LOCK_EX)  # another process's line never interleaves with ours
+            try:
+                written = 0
+                while written < len(data):
+                    written += os.write(descriptor, data[written:])
+                os.fsync(descriptor)
+            finally:
+                fcntl.flock(descriptor, fcntl.LOCK_UN)
 
     def close(self) -> None:
         if self._file is not None:

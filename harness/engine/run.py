@@ -47,6 +47,8 @@ class RunOptions:
     settings: RunSettings = field(default_factory=RunSettings)
     #: Free-form provenance (``--label KEY=VALUE``), e.g. the matrix cell and repeat a run belongs to.
     labels: dict[str, str] = field(default_factory=dict)
+    #: The run's id; parallel workers share their parent's (None: a new one).
+    run_id: str | None = None
 
 
 @dataclass
@@ -83,9 +85,14 @@ class TestResult:
     record: dict[str, Any]
 
 
-def default_expectations_path(target: Target) -> Path | None:
-    candidate = EXPECTATIONS_DIR / f"{target.info.name}.yml"
-    return candidate if candidate.exists() else None
+def expectations_for(choice: str | None, target_name: str) -> Expectations:
+    """``--expected``: none, auto (``specs/expectations/<target name>.yml`` if there is one), or a file."""
+    if choice in (None, "none"):
+        return Expectations.empty()
+    if choice == "auto":
+        candidate = EXPECTATIONS_DIR / f"{target_name}.yml"
+        return load_expectations(candidate) if candidate.exists() else Expectations.empty()
+    return load_expectations(Path(choice))
 
 
 class HarnessRun:
@@ -94,7 +101,7 @@ class HarnessRun:
     def __init__(self, options: RunOptions, plugins: Registry | None = None) -> None:
         self.options = options
         self.plugins = plugins or load_plugins()
-        self.run_id = new_run_id()
+        self.run_id = options.run_id or new_run_id()
         self.target: Target = self.plugins.make_target(options.target)
         for wrap in self.plugins.target_wrappers:
             self.target = wrap(self.target, options)
@@ -153,13 +160,7 @@ class HarnessRun:
                 stack.callback(self.failpoints.disarm_all)
 
     def _load_expectations(self) -> Expectations:
-        choice = self.options.expected
-        if choice in (None, "none"):
-            return Expectations.empty()
-        if choice == "auto":
-            path = default_expectations_path(self.target)
-            return load_expectations(path) if path else Expectations.empty()
-        return load_expectations(Path(choice))
+        return expectations_for(self.options.expected, self.target.info.name)
 
     # -- running ------------------------------------------------------------------
     def cleanup(self) -> list[str]:

@@ -109,8 +109,11 @@ class SpecRunner:
         context.current = "creating entities"
         with context.lock:  # a session opened after a timeout's teardown would never be closed
             context.check_alive()
-            context.scope = self.driver.open_scope(self.driver_uri,
-                                                       iteration_timeout_s=self.settings.iteration_timeout_s)
+            fast = self.driver.fast_heartbeat_ms is not None and wants_fast_heartbeats(test)
+            if fast:
+                context.details["fast_heartbeat_ms"] = self.driver.fast_heartbeat_ms
+            context.scope = self.driver.open_scope(self.driver_uri, iteration_timeout_s=self.settings.iteration_timeout_s,
+                                                   fast_heartbeats=fast)
         for entity in test.entities:
             try:
                 context.scope.create_entity(entity)
@@ -238,6 +241,28 @@ class SpecRunner:
             extra = observed[len(expectation.events):]
             raise TestFailure(f"{label}: {len(extra)} unexpected extra event(s) after the expected "
                               f"{len(expectation.events)}: {_event_list(extra)}")
+
+
+#: Test-runner operations that configure a fail point (the unified format's condition for fast heartbeats).
+FAIL_POINT_OPERATIONS = ("failPoint", "targetedFailPoint")
+
+
+def wants_fast_heartbeats(test: SpecTest) -> bool:
+    """Whether the test's clients may get lowered heartbeats: it configures a fail point, and no client
+    it creates sets ``heartbeatFrequencyMS`` itself (the unified format forbids lowering those; rather
+    than split one test's clients, such a test keeps the driver's defaults throughout).
+
+    The legacy format gets the same rule: its ``failPoint`` is loaded as a ``failPoint`` operation
+    and its clients as client entities, so the decision is made on the one model.
+    """
+    if not any(op.object == TEST_RUNNER and op.name in FAIL_POINT_OPERATIONS for op in test.operations):
+        return False
+    clients = [entity for entity in test.entities if entity.kind == "client"]
+    for op in test.operations:
+        if op.object == TEST_RUNNER and op.name == "createEntities":
+            clients += [e for e in op.arguments.get("entities", []) if getattr(e, "kind", None) == "client"]
+    return not any(k.lower() == "heartbeatfrequencyms" for client in clients
+                   for k in client.options.get("uriOptions", {}))
 
 
 def _exact(document: Any) -> str:

@@ -59,11 +59,34 @@ class _SpecYamlLoader(
         yaml.resolver.Resolver.__init__(self)
 
 
+_FastSpecYamlLoader: Any = None
+if getattr(yaml, "__with_libyaml__", False):
+    class _FastSpecYamlLoader(  # type: ignore[no-redef]
+        _ComposerAllowingAnchorRedefinition,
+        yaml._yaml.CParser,
+        yaml.constructor.SafeConstructor,
+        yaml.resolver.Resolver,
+    ):
+        """libyaml's scanner and parser (about five times faster) under the same composer and constructor.
+
+        Where libyaml refuses a file (it scans a few flow mappings differently),
+        the pure-Python loader above reads it, so both give the same models on
+        every upstream file (tests/test_yaml_loaders.py compares them).
+        """
+
+        def __init__(self, stream: str) -> None:
+            yaml._yaml.CParser.__init__(self, stream)
+            _ComposerAllowingAnchorRedefinition.__init__(self)
+            yaml.constructor.SafeConstructor.__init__(self)
+            yaml.resolver.Resolver.__init__(self)
+
+
 # Timestamps stay strings: spec files mean them as text, and JSON has no date type.
-_SpecYamlLoader.yaml_implicit_resolvers = {
-    key: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for key, resolvers in yaml.resolver.Resolver.yaml_implicit_resolvers.items()
-}
+for _loader in filter(None, (_SpecYamlLoader, _FastSpecYamlLoader)):
+    _loader.yaml_implicit_resolvers = {
+        key: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+        for key, resolvers in yaml.resolver.Resolver.yaml_implicit_resolvers.items()
+    }
 
 
 @dataclass
@@ -116,17 +139,27 @@ def _json_test_lines(text: str, data: Any) -> list[int | None]:
     return lines
 
 
-def _read_yaml(path: Path, text: str) -> SpecDocument:
-    loader = _SpecYamlLoader(text)
+def _compose(loader_class: Any, text: str) -> tuple[Any, Any]:
+    loader = loader_class(text)
     try:
         node = loader.get_single_node()
-        data = loader.construct_document(node) if node is not None else None
+        return node, loader.construct_document(node) if node is not None else None
+    finally:
+        loader.dispose()
+
+
+def _read_yaml(path: Path, text: str) -> SpecDocument:
+    try:
+        try:
+            if _FastSpecYamlLoader is None:
+                raise yaml.composer.ComposerError(None, None, "libyaml is not available")
+            node, data = _compose(_FastSpecYamlLoader, text)
+        except yaml.YAMLError:  # text libyaml reads differently: the reference loader decides
+            node, data = _compose(_SpecYamlLoader, text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark is not None else ""
         raise SpecFileError(f"{path}:{where}: invalid YAML: {exc}") from exc
-    finally:
-        loader.dispose()
     try:
         decoded = decode_extended_json(data)
     except (TypeError, ValueError) as exc:

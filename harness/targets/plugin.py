@@ -63,6 +63,10 @@ TARGETS: dict[str, tuple[Callable[[str | None], Target], str]] = {
 }
 
 
+#: Deployments the user runs: parallel workers would share them.
+SHARED = ("uri",)
+
+
 def install(registry: Any) -> None:
     for name, (factory, help_text) in TARGETS.items():
-        registry.add_target(name, factory, help_text)
+        registry.add_target(name, factory, help_text, isolated=name not in SHARED)

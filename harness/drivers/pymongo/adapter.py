@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import pymongo
+import pymongo.common as pymongo_common
 from pymongo import MongoClient
 from pymongo.server_api import ServerApi
 from pymongo.change_stream import ChangeStream
@@ -33,17 +35,49 @@ _CLIENT_KEYS = {
 class PyMongoAdapter:
     name = "pymongo"
     version = pymongo.version
+    #: pymongo refuses a heartbeatFrequencyMS under its minHeartbeatFrequencyMS (a module constant,
+    #: 500 ms), so fast heartbeats lower both, as pymongo's own test runner does.
+    fast_heartbeat_ms = 100
 
-    def open_scope(self, uri: str, *, iteration_timeout_s: float) -> "PyMongoScope":
-        return PyMongoScope(uri, iteration_timeout_s)
+    def open_scope(self, uri: str, *, iteration_timeout_s: float, fast_heartbeats: bool = False) -> "PyMongoScope":
+        return PyMongoScope(uri, iteration_timeout_s, self.fast_heartbeat_ms if fast_heartbeats else None)
+
+
+class _MinHeartbeat:
+    """pymongo's minHeartbeatFrequencyMS is process-wide: lowered while any fast scope is open, then restored."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._users = 0
+        self._saved = pymongo_common.MIN_HEARTBEAT_INTERVAL
+
+    def lower(self, seconds: float) -> None:
+        with self._lock:
+            if self._users == 0:
+                self._saved = pymongo_common.MIN_HEARTBEAT_INTERVAL
+                pymongo_common.MIN_HEARTBEAT_INTERVAL = min(seconds, self._saved)
+            self._users += 1
+
+    def restore(self) -> None:
+        with self._lock:
+            self._users -= 1
+            if self._users == 0:
+                pymongo_common.MIN_HEARTBEAT_INTERVAL = self._saved
+
+
+_MIN_HEARTBEAT = _MinHeartbeat()
 
 
 class PyMongoScope:
     """Entities of one test, created lazily in declaration order, closed together."""
 
-    def __init__(self, uri: str, iteration_timeout_s: float) -> None:
+    def __init__(self, uri: str, iteration_timeout_s: float, heartbeat_ms: int | None = None) -> None:
         self.uri = uri
         self.iteration_timeout_s = iteration_timeout_s
+        #: heartbeatFrequencyMS for clients that do not set it (None: the driver's default).
+        self.heartbeat_ms = heartbeat_ms
+        if heartbeat_ms is not None:
+            _MIN_HEARTBEAT.lower(heartbeat_ms / 1000)
         self._entities: dict[str, Any] = {}
         self._recorders: dict[str, CommandRecorder] = {}
         self._pools: dict[str, PoolRecorder] = {}
@@ -84,6 +118,8 @@ class PyMongoScope:
         # The driver's own defaults: the specs' procedures create plain clients, and
         # the runner's per-test deadline, not client options, bounds a hung target.
         options = dict(spec.options.get("uriOptions", {}))
+        if self.heartbeat_ms is not None and not any(k.lower() == "heartbeatfrequencyms" for k in options):
+            options["heartbeatFrequencyMS"] = self.heartbeat_ms
         if "serverApi" in spec.options:
             api = spec.options["serverApi"]
             options["server_api"] = ServerApi(api["version"], strict=api.get("strict"),
@@ -197,6 +233,8 @@ class PyMongoScope:
                 _quietly(value.end_session)
         for client in self._clients:
             _quietly(client.close)
+        if self.heartbeat_ms is not None:
+            _MIN_HEARTBEAT.restore()
 
 
 _ENTITY_FACTORIES = {

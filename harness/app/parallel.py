@@ -1,0 +1,217 @@
+"""``harness run -j N``: N worker processes, each with a target of its own, slowest tests first.
+
+Tests that drop and recreate the same databases must never share a server,
+so each worker (:mod:`harness.app.worker`) starts its own harness-started
+target (an embedded SecantusDB starts in a fraction of a second). A target
+the harness does not start (``uri=``) is shared by whoever uses it, so it
+gets one worker, unless more deployments are listed with ``--worker-target``
+(one per extra worker).
+
+The parent hands out one test at a time to whichever worker is free, the
+slowest first (durations from earlier runs, :mod:`harness.app.durations`),
+writes every record to the one results file as it arrives, and reports
+through the same console reporter as a sequential run: same verdicts, same
+records (one per test), same summary. A worker that dies takes only its
+current test with it (an ``error`` record says so); a new worker takes its
+place.
+
+Workers are processes, not threads: an embedded SecantusDB and the driver
+under test are CPU-bound Python, and a process each uses every core.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+from typing import Any
+
+from multiprocessing.connection import wait
+
+from harness.app.durations import Durations
+from harness.app.reporting import ConsoleReporter
+from harness.core.expectations import Classification, Expectations
+from harness.core.ports import TargetInfo, TargetUnavailable
+from harness.core.records import RunProvenance, make_record, new_run_id, utc_now
+from harness.engine.results_store import ResultsStore
+from harness.engine.run import TestResult, expectations_for
+
+#: Replacement workers started, at most, per worker asked for (a target that kills every worker stops the run).
+RESTARTS_PER_WORKER = 2
+
+
+@dataclass
+class _Worker:
+    number: int
+    target: str
+    process: Any
+    connection: Any
+    current: int | None = None
+    alive: bool = True
+
+
+@dataclass
+class _View:
+    """What the console reporter reads from a run, built from the first worker's ``ready``."""
+
+    run_id: str
+    target: Any
+    driver: Any
+    expectations: Expectations
+    ready: dict[str, Any] = field(default_factory=dict)
+
+
+def worker_targets(plugins: Any, target: str, jobs: int, extra: list[str], warn: Any) -> list[str]:
+    """One target per worker: the same harness-started kind for all, or the listed deployments."""
+    if plugins.isolated(target):
+        return [target] * jobs
+    deployments = [target, *extra]
+    if jobs > len(deployments):
+        warn(f"harness: -j {jobs}: target {target.partition('=')[0]!r} is not started by the harness, so "
+             f"workers cannot each have their own; running {len(deployments)} worker(s), one per deployment "
+             "(list more with --worker-target)")
+    return deployments[:jobs]
+
+
+def run_parallel(argv: list[str], tests: list[Any], options: Any, targets: list[str], quiet: bool) -> int:
+    run_id = options.run_id or new_run_id()
+    durations = Durations.load()
+    pending = schedule(tests, durations)
+    context = _context()
+    workers: list[_Worker] = []
+    store = ResultsStore(options.results)
+    reporter = ConsoleReporter(total=len(tests), quiet=quiet)
+    view: _View | None = None
+    restarts = RESTARTS_PER_WORKER * len(targets)
+    done = 0
+
+    def spawn(number: int, target: str) -> None:
+        parent_end, child_end = context.Pipe()
+        inherited = tests if context.get_start_method() == "fork" else None
+        process = context.Process(target=_serve, args=(child_end, argv, run_id, target, inherited),
+                                  name=f"harness-worker-{number}", daemon=True)
+        process.start()
+        child_end.close()
+        workers.append(_Worker(number, target, process, parent_end))
+
+    def dispatch(worker: _Worker) -> None:
+        worker.current = pending.pop(0) if pending else None
+        _send(worker, ("run", worker.current) if worker.current is not None else ("stop",))
+
+    try:
+        for number, target in enumerate(targets):
+            spawn(number, target)
+        while done < len(tests):
+            live = {w.connection: w for w in workers if w.alive}
+            if not live:
+                raise TargetUnavailable(f"every worker exited with {len(tests) - done} test(s) not run")
+            for connection in wait(list(live)):
+                worker = live[connection]
+                try:
+                    kind, *payload = connection.recv()
+                except (EOFError, OSError):  # the worker exited
+                    worker.alive = False
+                    worker.process.join(5)
+                    if worker.current is not None and view is not None:
+                        result = _lost(view, tests[worker.current], worker, worker.process.exitcode, options)
+                        store.append(result.record)
+                        reporter.report(result)
+                        done += 1
+                        worker.current = None
+                    if pending and restarts > 0 and view is not None:
+                        restarts -= 1
+                        spawn(len(workers), worker.target)
+                    continue
+                if kind == "fatal":
+                    raise TargetUnavailable(f"worker {worker.number} (target {worker.target}): {payload[0]}")
+                if kind == "ready":
+                    ready = payload[0]
+                    if ready["tests"] != len(tests):
+                        raise TargetUnavailable(f"worker {worker.number} collected {ready['tests']} tests, the "
+                                                f"parent {len(tests)}: the spec files changed while starting")
+                    if view is None:
+                        view = _view(ready, options)
+                        reporter.start(view, workers=len(targets))
+                    dispatch(worker)
+                elif kind == "started":
+                    reporter.begin(tests[payload[0]].test_id)
+                elif kind == "result":
+                    result = _result(payload[0], tests)
+                    store.append(result.record)
+                    durations.note(result.test_id, result.duration_s)
+                    reporter.report(result)
+                    done += 1
+                    dispatch(worker)
+        durations.save()
+        return reporter.finish()
+    finally:
+        store.close()
+        for worker in workers:
+            _stop(worker)
+
+
+def schedule(tests: list[Any], durations: Durations) -> list[int]:
+    """Test indexes, slowest first (by earlier runs; a test never seen counts as the median); ties keep load order."""
+    return sorted(range(len(tests)), key=lambda i: -durations.estimate(tests[i].test_id))
+
+
+def _context() -> Any:
+    """fork where the platform has it (workers inherit the loaded tests), else spawn."""
+    import multiprocessing
+
+    methods = multiprocessing.get_all_start_methods()
+    return multiprocessing.get_context("fork" if "fork" in methods and sys.platform == "linux" else "spawn")
+
+
+def _serve(connection: Any, argv: list[str], run_id: str, target: str, tests: list[Any] | None) -> None:
+    from harness.app.worker import serve
+
+    sys.exit(serve(connection, argv, run_id, target, tests))
+
+
+def _send(worker: _Worker, message: tuple) -> None:
+    try:
+        worker.connection.send(message)
+    except (BrokenPipeError, OSError):
+        pass  # it died; the next wait() reports it
+
+
+def _stop(worker: _Worker) -> None:
+    if worker.process.is_alive():
+        _send(worker, ("stop",))
+        worker.process.join(10)
+        if worker.process.is_alive():
+            worker.process.kill()
+            worker.process.join()
+    worker.connection.close()
+
+
+def _view(ready: dict[str, Any], options: Any) -> _View:
+    info = TargetInfo(**ready["target"])
+    return _View(ready["run_id"], SimpleNamespace(info=info), SimpleNamespace(**ready["driver"]),
+                 expectations_for(options.expected, info.name), ready)
+
+
+def _result(payload: dict[str, Any], tests: list[Any]) -> TestResult:
+    test = tests[payload["index"]]
+    if test.test_id != payload["test_id"]:
+        raise TargetUnavailable(f"worker ran {payload['test_id']!r} for {test.test_id!r}: the test lists differ")
+    return TestResult(payload["test_id"], payload["file"], payload["outcome"], payload["message"],
+                      payload["duration_s"], Classification(**payload["classification"]),
+                      json.loads(payload["record"]))
+
+
+def _lost(view: _View, test: Any, worker: _Worker, returncode: int, options: Any) -> TestResult:
+    """The record of a test whose worker died under it: an ``error``, with the worker's exit status."""
+    ready = view.ready
+    provenance = RunProvenance(run_id=view.run_id, target=ready["target"], driver=ready["driver"],
+                               failpoints=ready["failpoints"],
+                               extra={"expectations_file": ready["expectations"], "labels": dict(options.labels)})
+    message = f"worker {worker.number} (target {worker.target}) exited with status {returncode} during this test"
+    classification = view.expectations.classify(test.test_id, "error")
+    identity = dict(format=test.format, file=test.file, test_id=test.test_id,
+                    test=getattr(test, "description", getattr(test, "name", "")), line=getattr(test, "line", None))
+    record = make_record(provenance, outcome="error", message=message, started_at=utc_now(), duration_s=0.0,
+                         expectation=classification.as_record(), **identity)
+    return TestResult(test.test_id, test.file, "error", message, 0.0, classification, record)

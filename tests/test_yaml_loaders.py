@@ -1,0 +1,54 @@
+"""libyaml reads spec files fast; the pure-Python loader is the reference, and the two must agree.
+
+Where libyaml refuses a file (a flow mapping it scans differently) the
+reference loader reads it; where libyaml accepts one, it
+must give the very data and test lines the reference gives.
+"""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from harness.formats import sources
+from tests.conftest import SHARED_SPECS, require_shared_specs
+
+
+def _yaml_files():
+    return sorted(SHARED_SPECS.glob("upstream/**/*.yml")) if SHARED_SPECS.is_dir() else []
+
+
+@pytest.mark.skipif(sources._FastSpecYamlLoader is None, reason="PyYAML was built without libyaml")
+def test_libyaml_and_the_reference_loader_agree_on_every_upstream_file():
+    require_shared_specs()
+    files = _yaml_files()
+    assert len(files) > 300
+    refused = 0
+    for path in files:
+        text = path.read_text(encoding="utf-8")
+        try:
+            reference = sources._compose(sources._SpecYamlLoader, text)
+        except yaml.YAMLError:
+            continue  # an invalid file: read_spec_file reports the reference loader's error
+        try:
+            fast = sources._compose(sources._FastSpecYamlLoader, text)
+        except yaml.YAMLError:
+            refused += 1
+            continue
+        assert fast[1] == reference[1], path
+        assert sources._yaml_test_lines(fast[0]) == sources._yaml_test_lines(reference[0]), path
+    assert refused < len(files) // 10
+
+
+def test_a_re_used_anchor_rebinds_with_either_loader(tmp_path):
+    path = tmp_path / "anchors.yml"
+    path.write_text("a: &x 1\nb: &x 2\nc: *x\n")  # YAML 1.2 allows re-using an anchor name
+    assert sources.read_spec_file(path).data == {"a": 1, "b": 2, "c": 2}
+
+
+def test_a_flow_mapping_libyaml_refuses_is_read_by_the_reference_loader(tmp_path):
+    path = tmp_path / "flow.yml"
+    path.write_text("spans: [ { name: x, nested:[] } ]\n")
+    with pytest.raises(yaml.YAMLError):
+        sources._compose(sources._FastSpecYamlLoader, path.read_text())
+    assert sources.read_spec_file(path).data == {"spans": [{"name": "x", "nested": []}]}
