@@ -14,9 +14,7 @@ import statistics
 import tempfile
 from pathlib import Path
 
-
-def cache_dir() -> Path:
-    return Path(os.environ.get("HARNESS_CACHE_DIR") or Path.home() / ".cache" / "cs-harness")
+from harness.formats.cache import cache_dir
 
 
 class Durations:

@@ -19,6 +19,8 @@ import yaml
 from bson import json_util
 from bson.json_util import JSONOptions, JSONMode
 
+from harness.formats import cache
+
 SPEC_SUFFIXES = (".yml", ".yaml", ".json")
 
 # Relaxed decoding keeps ints as ints and decodes $numberLong to Int64, as drivers do.
@@ -104,14 +106,23 @@ def decode_extended_json(value: Any) -> Any:
 
 
 def read_spec_file(path: Path) -> SpecDocument:
-    """Read and decode one spec file; raise :class:`SpecFileError` naming file and line."""
+    """Read and decode one spec file; raise :class:`SpecFileError` naming file and line.
+
+    A file read before (the same bytes) comes from :mod:`harness.formats.cache`.
+    """
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
+        text = raw.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise SpecFileError(f"{path}: cannot read file: {exc}") from exc
-    if path.suffix == ".json":
-        return _read_json(path, text)
-    return _read_yaml(path, text)
+    entry = cache.key(path.suffix.encode(), raw)
+    cached = cache.get("documents", entry)
+    if cached is not cache.MISSING:
+        data, lines = cached
+        return SpecDocument(path, data, lines)
+    document = _read_json(path, text) if path.suffix == ".json" else _read_yaml(path, text)
+    cache.put("documents", entry, (document.data, document.test_lines))
+    return document
 
 
 def _read_json(path: Path, text: str) -> SpecDocument:

@@ -27,6 +27,8 @@ import jsonschema
 from bson import json_util
 from bson.json_util import JSONMode, JSONOptions
 
+from harness.formats import cache
+
 #: The newest format version this runner implements; files of major 1 up to it are accepted.
 RUNNER_SCHEMA_VERSION = (1, 28)
 
@@ -69,10 +71,15 @@ def validate(path: Path, data: Any) -> None:
     schema_file = find_schema(path, parse_version(data["schemaVersion"])[0])  # type: ignore[index]
     if schema_file is None:
         return
-    document = json.loads(json_util.dumps(data, json_options=_AS_JSON))
-    error = jsonschema.exceptions.best_match(_validator(schema_file).iter_errors(document))
-    if error is not None:
-        raise SchemaProblem(f"{error.json_path}: {error.message} (schema {schema_file.name})")
+    text = json_util.dumps(data, json_options=_AS_JSON)
+    entry = cache.key(text.encode(), _schema_bytes(schema_file))
+    problem = cache.get("schema-verdicts", entry)
+    if problem is cache.MISSING:
+        error = jsonschema.exceptions.best_match(_validator(schema_file).iter_errors(json.loads(text)))
+        problem = None if error is None else f"{error.json_path}: {error.message} (schema {schema_file.name})"
+        cache.put("schema-verdicts", entry, problem)
+    if problem is not None:
+        raise SchemaProblem(problem)
 
 
 def find_schema(spec_file: Path, major: int) -> Path | None:
@@ -103,6 +110,11 @@ def _schemas_in(folder: Path, major: int) -> list[Path]:
         if match and int(match.group(1)) == major:
             versioned.append((int(match.group(2)), folder / name))
     return [p for _, p in sorted(versioned)]
+
+
+@lru_cache(maxsize=8)
+def _schema_bytes(schema_file: Path) -> bytes:
+    return schema_file.read_bytes()
 
 
 @lru_cache(maxsize=8)
