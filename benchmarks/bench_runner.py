@@ -257,6 +257,11 @@ def write(figures: dict, jobs: list[int], out: Path) -> None:
         f"Python {figures['python']}, pymongo {figures['pymongo']}, SecantusDB {figures['secantusdb']} "
         "(a fresh in-memory daemon per pymongo run; the harness starts its own embedded server per worker).",
         "",
+        "Peak RSS is the largest sum over the measured process tree: pymongo's excludes its server (a separate "
+        "daemon), the harness's includes its embedded servers, one per worker. Start-up is from launching "
+        "`harness run` to the first test's start (from the records), imports, spec loading and server start "
+        "included; the `-j 1` run is the first of the batch, so it also loads the spec files uncached.",
+        "",
         "| run | wall (s) | peak RSS of the tree (MiB) | start-up (s) | tests / result |",
         "| --- | ---: | ---: | ---: | --- |",
     ]

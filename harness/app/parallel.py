@@ -29,6 +29,7 @@ from typing import Any
 
 from multiprocessing.connection import wait
 
+from harness.app.compose import plugins as compose_plugins
 from harness.app.durations import Durations
 from harness.app.reporting import ConsoleReporter
 from harness.core.expectations import Classification, Expectations
@@ -100,6 +101,11 @@ def run_parallel(argv: list[str], tests: list[Any], options: Any, targets: list[
         _send(worker, ("run", worker.current) if worker.current is not None else ("stop",))
 
     try:
+        if context.get_start_method() == "fork":
+            for target in dict.fromkeys(targets):
+                kind = compose_plugins().targets.get(target.partition("=")[0])
+                if kind is not None and kind.warm_up is not None:
+                    kind.warm_up()
         for number, target in enumerate(targets):
             spawn(number, target)
         while done < len(tests):

@@ -43,6 +43,8 @@ class TargetKind:
     #: Whether each run gets a deployment of its own (the harness starts it): then parallel workers
     #: never share a server. False for deployments the user runs (``uri=``).
     isolated: bool = True
+    #: Run once in a parent before it forks parallel workers, so each worker's start is cheaper.
+    warm_up: Callable[[], None] | None = None
 
 
 @dataclass
@@ -91,8 +93,8 @@ class Registry:
         self.drivers[name] = factory
 
     def add_target(self, name: str, factory: Callable[[str | None], Target], help: str = "",
-                   isolated: bool = True) -> None:
-        self.targets[name] = TargetKind(factory, help, isolated)
+                   isolated: bool = True, warm_up: Callable[[], None] | None = None) -> None:
+        self.targets[name] = TargetKind(factory, help, isolated, warm_up)
 
     def isolated(self, spec: str) -> bool:
         """Whether the target ``NAME[=ARGUMENT]`` is started afresh by each run (so by each parallel worker)."""

@@ -79,6 +79,18 @@ class EmbeddedSecantus(Target):
             self._log_handler = None
 
 
+def warm_up() -> None:
+    """Open and close an in-memory storage engine, before forking workers that each start a server.
+
+    The first storage open in a process pays a one-time cost (about 0.1 s,
+    in the storage library); forked after it, each worker's own open takes
+    about 0.02 s. Nothing is left open: no listener, no storage, no thread.
+    """
+    from secantus import SecantusDBServer
+
+    stop_server(SecantusDBServer(port=0, storage_path=":memory:"))
+
+
 def stop_server(server: Any) -> None:
     """Stop a SecantusDB server without its two-second wait for the accept loop.
 

@@ -65,8 +65,17 @@ TARGETS: dict[str, tuple[Callable[[str | None], Target], str]] = {
 
 #: Deployments the user runs: parallel workers would share them.
 SHARED = ("uri",)
+#: In-process servers: opening storage once in the parent makes each forked worker's first open cheap.
+IN_PROCESS = ("embedded", "embedded-no-test-commands")
+
+
+def _warm_up_embedded() -> None:
+    from harness.targets.embedded import warm_up
+
+    warm_up()
 
 
 def install(registry: Any) -> None:
     for name, (factory, help_text) in TARGETS.items():
-        registry.add_target(name, factory, help_text, isolated=name not in SHARED)
+        registry.add_target(name, factory, help_text, isolated=name not in SHARED,
+                            warm_up=_warm_up_embedded if name in IN_PROCESS else None)
