@@ -88,13 +88,20 @@ class _Passes(Case):
         return Verdict("passed")
 
 
-def test_a_worker_that_dies_costs_only_its_test(tmp_path, capsys):
+def dying_run(results: str) -> int:
+    """Run in a fresh interpreter (a forked worker must not inherit this pytest process's threads)."""
     checks = [Check("prose", "selftest", f"passes {n}", open=lambda run: _Passes()) for n in range(4)]
     checks.insert(1, Check("prose", "selftest", "kills its worker", open=lambda run: _Dies()))
-    options = RunOptions(expected="none", results=tmp_path / "r.jsonl")
-    status = run_parallel(["run", "--expected", "none"], checks, options, ["embedded", "embedded"], quiet=True)
+    options = RunOptions(expected="none", results=Path(results))
+    return run_parallel(["run", "--expected", "none"], checks, options, ["embedded", "embedded"], quiet=True)
+
+
+def test_a_worker_that_dies_costs_only_its_test(tmp_path):
+    script = f"import sys; from tests.test_parallel import dying_run; sys.exit(dying_run({str(tmp_path / 'r.jsonl')!r}))"
+    done = subprocess.run([sys.executable, "-c", script], cwd=Path(__file__).resolve().parents[1],
+                          capture_output=True, text=True, timeout=300)
     records = {r["test"]: r for r in _records(tmp_path / "r.jsonl")}
-    assert status == 1 and len(records) == 5
+    assert done.returncode == 1 and len(records) == 5, done.stdout + done.stderr
     assert records["kills its worker"]["outcome"] == "error"
     assert "exited with status 3" in records["kills its worker"]["message"]
     assert Counter(r["outcome"] for r in records.values()) == {"passed": 4, "error": 1}
@@ -112,3 +119,31 @@ def test_pytest_xdist_workers_share_one_results_file_and_run_id(tmp_path):
     assert len(records) == 5 and {r["outcome"] for r in records} == {"passed"}
     assert len({r["run_id"] for r in records}) == 1
     assert len({r["target"]["uri"] for r in records}) == 2  # each worker had a server of its own
+
+
+def test_deployments_the_harness_did_not_start_each_serve_one_worker(tmp_path):
+    """``-j 2`` with ``uri=`` and ``--worker-target``: two servers started outside the harness, one per worker."""
+    from secantus import SecantusDBServer
+
+    from harness.targets.embedded import stop_server
+
+    servers = [SecantusDBServer(port=0, storage_path=":memory:") for _ in range(2)]
+    for server in servers:
+        server.start()
+    uris = [server.uri for server in servers]
+    try:
+        spec = tmp_path / "uri.yml"
+        spec.write_text(LEGACY_HEADER + PASSING + MORE)
+        done = _harness("run", "--specs", str(spec), "-j", "2", "--target", f"uri={servers[0].uri}",
+                        "--worker-target", f"uri={servers[1].uri}", "--results", str(tmp_path / "r.jsonl"),
+                        "--expected", "none", cwd=tmp_path)
+        alone = _harness("run", "--specs", str(spec), "-j", "2", "--target", f"uri={servers[0].uri}",
+                         "--expected", "none", cwd=tmp_path)
+    finally:
+        for server in servers:
+            stop_server(server)
+    assert done.returncode == 0, done.stdout + done.stderr
+    records = _records(tmp_path / "r.jsonl")
+    assert len(records) == 5 and {r["outcome"] for r in records} == {"passed"}
+    assert {r["target"]["uri"] for r in records} == set(uris)
+    assert alone.returncode == 0 and "not started by the harness" in alone.stderr

@@ -15,7 +15,8 @@ from typing import Any
 
 from harness import __version__
 from harness.app import compose
-from harness.app.options import add_cli_options, from_namespace
+from harness.app.options import add_cli_options
+from harness.app.spec_sources import SpecSourceError
 from harness.app.reporting import ConsoleReporter
 from harness.core.expectations import ExpectationsError
 from harness.core.ports import TargetUnavailable
@@ -27,6 +28,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser("run", help="run spec tests against a target")
     add_run_arguments(run)
+    add_specs_arguments(commands.add_parser("specs", help="get the spec files: harness specs fetch SOURCE"))
     for command in compose.plugins().commands.values():
         sub = commands.add_parser(command.name, help=command.help)
         command.add_arguments(sub)
@@ -39,6 +41,31 @@ def build_parser() -> argparse.ArgumentParser:
     add_report_arguments(commands.add_parser("report", help="PySpark report over results files: conformance matrix, "
                                                             "regressions, flakiness, failure clusters, HTML page"))
     return parser
+
+
+def add_specs_arguments(specs: argparse.ArgumentParser) -> None:
+    actions = specs.add_subparsers(dest="specs_action", required=True)
+    fetch = actions.add_parser("fetch", help="fetch and cache spec files; print where they are")
+    fetch.add_argument("sources", nargs="+", metavar="SOURCE",
+                       help="pypi:pymongo==4.20.0 (its change-stream unified tests), pypi:pymongo==4.20.0#selftests, "
+                            "or git:URL@COMMIT[#PATH] (a specifications checkout)")
+
+
+def command_specs(args: argparse.Namespace) -> int:
+    from harness.app.spec_sources import resolve
+
+    status = 0
+    for source in args.sources:
+        try:
+            resolved = resolve(source)
+        except SpecSourceError as exc:
+            print(f"harness specs: {exc}", file=sys.stderr)
+            status = 2
+            continue
+        files = sum(1 for p in resolved.path.rglob("*") if p.suffix in (".yml", ".yaml", ".json"))
+        detail = resolved.origin.get("sha256") or resolved.origin.get("commit") or ""
+        print(f"{source}: {resolved.path} ({files} spec files; {resolved.origin.get('kind')} {detail})".rstrip())
+    return status
 
 
 def add_label_argument(parser: argparse.ArgumentParser) -> None:
@@ -79,12 +106,17 @@ def _positive(text: str) -> int:
 
 def command_run(args: argparse.Namespace) -> int:
     compose.warn_plugin_problems()
+    try:
+        options = compose.prepare(args)
+    except SpecSourceError as exc:
+        print(f"harness: {exc}", file=sys.stderr)
+        return 2
     tests = compose.select(args)
     if not tests:
         selected = f" matching -k {args.keyword!r}" if args.keyword else ""
         print(f"harness: nothing to run{selected} (give --specs PATH, or --suite prose)", file=sys.stderr)
         return 2
-    options = from_namespace(args)
+    compose.note_schemas(options, tests, lambda text: print(text, file=sys.stderr))
     try:
         if args.jobs > 1:
             from harness.app.parallel import run_parallel, worker_targets
@@ -128,7 +160,7 @@ def command_report(args: argparse.Namespace) -> int:
 
 
 #: The app's own commands; plug-ins add theirs (``harness campaign``) through the plug-in table.
-COMMANDS = {"run": command_run, "matrix": command_matrix, "report": command_report}
+COMMANDS = {"run": command_run, "specs": command_specs, "matrix": command_matrix, "report": command_report}
 
 
 def main(argv: list[str] | None = None) -> int:

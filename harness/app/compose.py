@@ -40,9 +40,40 @@ def collect(suite: str, specs: list[Any]) -> list[Any]:
     return [test for entry in chosen for test in entry.collect(specs)]
 
 
+def prepare(args: Any) -> Any:
+    """``harness run``'s options: ``--specs`` sources resolved (fetched if need be) and named in the provenance."""
+    from harness.app.options import from_namespace
+    from harness.app.spec_sources import provenance, resolve
+
+    args.specs = [resolve(str(spec)).path for spec in args.specs or []]
+    options = from_namespace(args)
+    if args.specs:
+        options.provenance["spec_sources"] = provenance(args.specs)
+    return options
+
+
 def select(args: Any) -> list[Any]:
     """The tests ``harness run`` runs: ``--suite``'s, narrowed by ``-k``; the same in every worker."""
     tests = collect(args.suite, args.specs)
     if args.keyword:
         tests = [t for t in tests if args.keyword in t.test_id]
     return tests
+
+
+def note_schemas(options: Any, tests: list[Any], warn: Any = None) -> None:
+    """Which schemas checked the run's files, in the provenance; files loaded unchecked are said aloud.
+
+    ``schema: none`` in the provenance means at least one file was loaded without its schema.
+    """
+    used = sorted({test.schema for test in tests if getattr(test, "schema", None)})
+    if not used:
+        return
+    unchecked = sorted({test.file for test in tests if test.schema == "none"})
+    options.provenance["schema"] = "none" if unchecked else used
+    if unchecked and warn is not None:
+        consequence = ("their tests are errors (--require-schema)" if options.settings.require_schema else
+                       "a file that should be rejected may pass; --require-schema makes this an error")
+        warn(f"harness: WARNING: no unified-format JSON schema found for {len(unchecked)} file(s) (e.g. "
+             f"{unchecked[0]}): loaded without schema validation; {consequence}. Give the schema folder with "
+             "HARNESS_UNIFIED_SCHEMA_DIR, or fetch it: git:https://github.com/mongodb/specifications@COMMIT"
+             "#source/unified-test-format")

@@ -65,7 +65,8 @@ class RunOption:
 
 
 RUN_OPTIONS: tuple[RunOption, ...] = (
-    RunOption("specs", ("--specs",), "--specs", "spec file or directory (repeatable)", type=Path, action="append"),
+    RunOption("specs", ("--specs",), "--specs", "spec file or directory, or a source to fetch: pypi:pymongo==4.20.0, "
+              "git:URL@COMMIT (repeatable; see harness specs fetch)", type=str, action="append"),
     RunOption("target", ("--target",), "--target",
               "target: NAME or NAME=ARG (embedded, embedded-no-test-commands, secantusdb-daemon, uri, testcontainers; "
               "default: embedded)", default="embedded"),
@@ -81,6 +82,9 @@ RUN_OPTIONS: tuple[RunOption, ...] = (
     RunOption("network_faults", ("--network-faults",), "--network-faults",
               "run drivers through a Toxiproxy server so scenarios can inject network faults", default=False,
               action="store_true"),
+    RunOption("require_schema", ("--require-schema",), "--require-schema",
+              "a unified file loaded without its JSON schema (none found) is an error, not a warning",
+              default=False, action="store_true"),
     RunOption("timeout", ("--timeout",), "--spec-timeout", "per-test timeout in seconds (default 30)",
               default=30.0, type=float),
     RunOption("iteration_timeout", ("--iteration-timeout",), "--iteration-timeout",
@@ -111,7 +115,8 @@ def run_options(value: Callable[[RunOption], Any], labels: dict[str, str] | None
         expected=values["expected"], failpoints=values["failpoints"], network_faults=bool(values["network_faults"]),
         labels=dict(labels or {}),
         settings=RunSettings(test_timeout_s=float(values["timeout"]),
-                             iteration_timeout_s=float(values["iteration_timeout"])),
+                             iteration_timeout_s=float(values["iteration_timeout"]),
+                             require_schema=bool(values["require_schema"])),
     )
 
 

@@ -163,11 +163,16 @@ def schedule(tests: list[Any], durations: Durations) -> list[int]:
 
 
 def _context() -> Any:
-    """fork where the platform has it (workers inherit the loaded tests), else spawn."""
-    import multiprocessing
+    """fork where it is safe (workers inherit the loaded tests), else spawn (workers collect them again).
 
-    methods = multiprocessing.get_all_start_methods()
-    return multiprocessing.get_context("fork" if "fork" in methods and sys.platform == "linux" else "spawn")
+    Safe means Linux, and a parent with no other thread: a thread's locks (a
+    server's, a driver's, logging's) would be copied held into the child.
+    """
+    import multiprocessing
+    import threading
+
+    fork = sys.platform == "linux" and "fork" in multiprocessing.get_all_start_methods()
+    return multiprocessing.get_context("fork" if fork and threading.active_count() == 1 else "spawn")
 
 
 def _serve(connection: Any, argv: list[str], run_id: str, target: str, tests: list[Any] | None) -> None:

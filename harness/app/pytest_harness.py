@@ -28,6 +28,7 @@ harness's own outcome (an xfail is still a ``failed`` verdict there).
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,12 @@ from harness.formats.sources import SPEC_SUFFIXES
 
 _RUN_KEY = pytest.StashKey[Any]()
 _XDIST_RUN_ID = pytest.StashKey[str]()
+_TESTS_KEY = pytest.StashKey[list]()
+
+
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Remember the collected spec tests: the run says which schemas checked them."""
+    config.stash[_TESTS_KEY] = [item.test for item in items if isinstance(item, SpecItem)]
 #: The JUnit property holding a test's result record (read by ``harness report``).
 RESULT_PROPERTY = "cs-harness.result"
 
@@ -130,6 +137,12 @@ def _harness_run(config: pytest.Config) -> Any:
         from harness.core.ports import TargetUnavailable
 
         options = from_pytest_config(config)
+        from harness.app.compose import note_schemas
+        from harness.app.spec_sources import provenance
+
+        if options_specs := config.getoption("specs"):
+            options.provenance["spec_sources"] = provenance(options_specs)
+        note_schemas(options, config.stash.get(_TESTS_KEY, []), lambda text: print(text, file=sys.stderr))
         workerinput = getattr(config, "workerinput", None)  # a pytest-xdist worker
         if workerinput is not None:
             options.run_id = workerinput.get("harness_run_id")

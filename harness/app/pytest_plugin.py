@@ -51,12 +51,24 @@ def _values(args: list[str], flag: str) -> list[str]:
     return found
 
 
+def _resolve_sources(args: list[str]) -> None:
+    """``--specs pypi:pymongo==4.20.0`` (or ``git:...``): fetched if need be, then given as its local folder."""
+    from harness.app.spec_sources import is_source, resolve
+
+    for index, arg in enumerate(args):
+        if arg == "--specs" and index + 1 < len(args) and is_source(args[index + 1]):
+            args[index + 1] = str(resolve(args[index + 1]).path)
+        elif arg.startswith("--specs=") and is_source(arg.split("=", 1)[1]):
+            args[index] = "--specs=" + str(resolve(arg.split("=", 1)[1]).path)
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser, args: list[str]) -> None:
     """Activate the harness if asked, and make ``--specs`` paths collection roots, as if given as arguments."""
     if not _asks_for_harness(args):
         return
     activate(early_config.pluginmanager)
+    _resolve_sources(args)
     # Not known_args_namespace.file_or_dir: before the options were declared, it took --specs' value for a path.
     elsewhere = {arg for index, arg in enumerate(args) if index == 0 or args[index - 1] != "--specs"}
     for root in _values(args, "--specs"):

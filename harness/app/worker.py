@@ -21,14 +21,14 @@ from typing import Any
 def serve(connection: Any, argv: list[str], run_id: str, target: str, tests: list[Any] | None) -> int:
     from harness.app import compose
     from harness.app.cli import build_parser
-    from harness.app.options import from_namespace
     from harness.core.expectations import ExpectationsError
     from harness.core.ports import TargetUnavailable
     from harness.core.records import record_line
 
     args = build_parser().parse_args(argv)
+    options = compose.prepare(args)
     tests = tests if tests is not None else compose.select(args)
-    options = from_namespace(args)
+    compose.note_schemas(options, tests)
     options.target, options.results, options.run_id = target, None, run_id
     try:
         with compose.new_run(options) as run:

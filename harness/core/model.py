@@ -125,6 +125,9 @@ class SpecTest:
     load_error: str | None = None
     #: What the runner must provide (e.g. ``failpoints``), for reporting.
     uses_failpoints: bool = False
+    #: The JSON schema its file was checked against (a file name); ``"none"`` when the file's format has
+    #: a schema and none was found, so the file was loaded unchecked; None for formats without one.
+    schema: str | None = None
 
     @property
     def file_stem(self) -> str:

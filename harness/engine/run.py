@@ -49,6 +49,8 @@ class RunOptions:
     labels: dict[str, str] = field(default_factory=dict)
     #: The run's id; parallel workers share their parent's (None: a new one).
     run_id: str | None = None
+    #: More facts for every record's provenance (which spec sources the run read).
+    provenance: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -137,7 +139,8 @@ class HarnessRun:
         except BaseException:
             self.__exit__(None, None, None)
             raise
-        extra: dict[str, Any] = {"expectations_file": self.expectations.source, "labels": dict(self.options.labels)}
+        extra: dict[str, Any] = {"expectations_file": self.expectations.source, "labels": dict(self.options.labels),
+                                 **self.options.provenance}
         if self.plugins.problems:
             extra["plugin_problems"] = list(self.plugins.problems)
         self.provenance = RunProvenance(

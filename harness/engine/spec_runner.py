@@ -52,6 +52,14 @@ MAJORITY = WriteConcern("majority")
 class RunSettings:
     test_timeout_s: float = 30.0
     iteration_timeout_s: float = 10.0
+    #: A test whose file has a schema format but was loaded without one (no schema found) is an error.
+    require_schema: bool = False
+
+
+#: The message of a test refused by ``--require-schema``.
+NO_SCHEMA_MESSAGE = ("{file}: no JSON schema was found for this file's format, so it was loaded unchecked, and "
+                     "--require-schema asks for one (give its folder with HARNESS_UNIFIED_SCHEMA_DIR, or fetch "
+                     "git:https://github.com/mongodb/specifications@COMMIT#source/unified-test-format)")
 
 
 @test_runner_operation("wait")
@@ -95,6 +103,8 @@ class SpecRunner:
         """The verdict of a test that must not run here (it did not load, or does not apply), else None."""
         if test.load_error:
             return Verdict(ERROR, test.load_error)
+        if self.settings.require_schema and test.schema == "none":
+            return Verdict(ERROR, NO_SCHEMA_MESSAGE.format(file=test.file))
         reason = skip_reason(test, self.target) or next(
             filter(None, (rule(test, self.target) for rule in self.skip_rules)), None)
         return Verdict(SKIPPED, reason) if reason else None

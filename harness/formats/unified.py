@@ -14,6 +14,7 @@ the format uses live in the engine (:mod:`harness.engine.runner_operations`).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +51,7 @@ def is_unified_document(data: Any) -> bool:
 def load_unified(file: str, data: dict[str, Any], lines: list[int | None]) -> list[SpecTest]:
     """Every test of one unified file, or a single ``error`` test if the file must not run."""
     try:
-        validate(Path(file), data)
+        schema = validate(Path(file), data)
         file_requirements = _requirements(data.get("runOnRequirements"))
         entities = [_entity(raw) for raw in data.get("createEntities", [])]
         initial_data = [_collection_data(raw) for raw in data.get("initialData", [])]
@@ -60,12 +61,12 @@ def load_unified(file: str, data: dict[str, Any], lines: list[int | None]) -> li
     for index, raw in enumerate(data["tests"]):
         line = lines[index] if index < len(lines) else None
         try:
-            tests.append(_test(file, raw, line, file_requirements, entities, initial_data))
+            tests.append(replace(_test(file, raw, line, file_requirements, entities, initial_data), schema=schema))
         except (UnifiedFormatError, KeyError, TypeError, AttributeError) as exc:  # only without a schema to check
             exc = exc if isinstance(exc, UnifiedFormatError) else UnifiedFormatError(f"malformed: {exc!r}")
             description = raw.get("description") if isinstance(raw, dict) else None
             tests.append(SpecTest(file=file, format=FORMAT, description=description or f"<tests[{index}]>",
-                                  comparator=COMPARATOR, line=line,
+                                  comparator=COMPARATOR, line=line, schema=schema,
                                   load_error=f"{file}: $.tests[{index}]: {exc}"))
     return tests
 

@@ -65,12 +65,20 @@ def check_version(data: Any) -> None:
                             f"schema versions {major}.0 to {major}.{minor}")
 
 
-def validate(path: Path, data: Any) -> None:
-    """Check the version, then the file against the newest schema of the same major version."""
+#: What :func:`validate` returns when no schema was found: the file was loaded unchecked.
+NO_SCHEMA = "none"
+
+
+def validate(path: Path, data: Any) -> str:
+    """Check the version, then the file against the newest schema of the same major version.
+
+    Returns the schema's file name, or :data:`NO_SCHEMA` when none was found
+    (the run then says so, and ``--require-schema`` refuses the file's tests).
+    """
     check_version(data)
     schema_file = find_schema(path, parse_version(data["schemaVersion"])[0])  # type: ignore[index]
     if schema_file is None:
-        return
+        return NO_SCHEMA
     text = json_util.dumps(data, json_options=_AS_JSON)
     entry = cache.key(text.encode(), _schema_bytes(schema_file))
     problem = cache.get("schema-verdicts", entry)
@@ -80,6 +88,7 @@ def validate(path: Path, data: Any) -> None:
         cache.put("schema-verdicts", entry, problem)
     if problem is not None:
         raise SchemaProblem(problem)
+    return schema_file.name
 
 
 def find_schema(spec_file: Path, major: int) -> Path | None:
@@ -89,8 +98,9 @@ def find_schema(spec_file: Path, major: int) -> Path | None:
     if override:
         folders.append(Path(override))
     for ancestor in Path(spec_file).resolve().parents:
-        folders.extend((ancestor, ancestor / _SCHEMA_FOLDER))
-    folders.append(_SHARED_SCHEMAS)
+        folders.extend((ancestor, ancestor / _SCHEMA_FOLDER, ancestor / "unified-test-format"))
+    if not override:  # an explicit folder replaces the one beside this repository
+        folders.append(_SHARED_SCHEMAS)
     for folder in folders:
         found = _schemas_in(folder, major)
         if found:

@@ -1,0 +1,176 @@
+"""Where spec files come from, so a user without this repository's machines can get them.
+
+``--specs`` (and ``harness specs fetch``) take any of:
+
+``PATH``
+    a file or directory, read in place;
+``pypi:pymongo==4.20.0``
+    pymongo's source distribution on PyPI, which ships the change-stream
+    unified tests (``test/change_streams/unified``);
+``pypi:pymongo==4.20.0#selftests``
+    the same sdist's unified-format self-tests (``test/unified-test-format``:
+    ``valid-pass``, ``valid-fail``, ``invalid``);
+``git:URL@COMMIT[#PATH]``
+    a checkout of the specifications repository (or a fork, or a local
+    clone) at ``COMMIT``; ``PATH`` inside it defaults to
+    ``source/change-streams/tests``, which holds ``unified/`` (and, at older
+    commits, ``legacy/``: see the README for which commits have it).
+
+A fetched source is kept in ``$HARNESS_CACHE_DIR/sources/<name>/`` with an
+``origin.json`` (the source, where it was downloaded from, its SHA-256 or
+commit, when). Every result's provenance names the sources its run read
+(``spec_sources``). The files are never copied into this repository: their
+licence is non-commercial.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from harness.formats.cache import cache_dir
+
+ORIGIN_FILE = "origin.json"
+#: What each pypi: source takes from pymongo's sdist: name -> folders under the sdist's test/.
+PYPI_PARTS = {"": ("change_streams/unified",), "selftests": ("unified-test-format",)}
+DEFAULT_GIT_PATH = "source/change-streams/tests"
+
+_PYPI = re.compile(r"^pypi:(?P<project>[A-Za-z0-9_.-]+)==(?P<version>[A-Za-z0-9_.+-]+)(?:#(?P<part>[a-z-]+))?$")
+_GIT = re.compile(r"^git:(?P<url>.+)@(?P<commit>[0-9a-fA-F]{7,40})(?:#(?P<path>.+))?$")
+
+
+class SpecSourceError(Exception):
+    """A source that cannot be parsed or fetched; the message says which and why."""
+
+
+@dataclass(frozen=True)
+class Resolved:
+    path: Path
+    origin: dict[str, Any]
+
+
+def is_source(text: str) -> bool:
+    return bool(_PYPI.match(text) or _GIT.match(text))
+
+
+def resolve(text: str, *, fetch: bool = True) -> Resolved:
+    """The local path a ``--specs`` value names, fetching it first if it is a source not yet cached."""
+    pypi, git = _PYPI.match(text), _GIT.match(text)
+    if pypi:
+        part = pypi["part"] or ""
+        if part not in PYPI_PARTS:
+            raise SpecSourceError(f"{text}: unknown part #{part}; known: {', '.join(p for p in PYPI_PARTS if p)}")
+        root = cache_dir() / "sources" / f"pypi-{pypi['project']}-{pypi['version']}"
+        if not (root / ORIGIN_FILE).exists():
+            if not fetch:
+                raise SpecSourceError(f"{text}: not fetched yet (harness specs fetch {text})")
+            _fetch_pypi(pypi["project"], pypi["version"], root)
+        folder = root / (part or "unified")
+    elif git:
+        digest = hashlib.sha256(git["url"].encode()).hexdigest()[:12]
+        root = cache_dir() / "sources" / f"git-{digest}-{git['commit']}"
+        if not (root / ORIGIN_FILE).exists():
+            if not fetch:
+                raise SpecSourceError(f"{text}: not fetched yet (harness specs fetch {text})")
+            _fetch_git(git["url"], git["commit"], root)
+        folder = root / "checkout" / (git["path"] or DEFAULT_GIT_PATH)
+    else:
+        path = Path(text)
+        return Resolved(path, {"source": text, "kind": "path"})
+    if not folder.exists():
+        raise SpecSourceError(f"{text}: fetched, but it has no {folder.relative_to(root)}")
+    origin = json.loads((root / ORIGIN_FILE).read_text(encoding="utf-8"))
+    return Resolved(folder, {**origin, "source": text, "path": str(folder)})
+
+
+def provenance(paths: list[Any]) -> list[dict[str, Any]]:
+    """What each ``--specs`` root is: its fetched origin (found by ``origin.json`` above it), or a local path."""
+    found = []
+    for path in paths:
+        resolved = Path(path).resolve()
+        origin: dict[str, Any] = {"source": str(path), "kind": "path"}
+        for folder in (resolved, *resolved.parents):
+            if (folder / ORIGIN_FILE).is_file():
+                origin = {**json.loads((folder / ORIGIN_FILE).read_text(encoding="utf-8")), "path": str(resolved)}
+                break
+        found.append(origin)
+    return found
+
+
+def _fetch_pypi(project: str, version: str, root: Path) -> None:
+    with tempfile.TemporaryDirectory(prefix="spec-source-") as scratch:
+        done = subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
+                               "--disable-pip-version-check", f"{project}=={version}", "-d", scratch],
+                              capture_output=True, text=True)
+        archives = sorted(Path(scratch).glob("*.tar.gz"))
+        if done.returncode != 0 or not archives:
+            raise SpecSourceError(f"pypi:{project}=={version}: pip could not download the source distribution: "
+                                  f"{(done.stderr or done.stdout).strip()[-500:]}")
+        archive = archives[0]
+        staging = Path(tempfile.mkdtemp(prefix=".fetching-", dir=_ensure(root.parent)))
+        try:
+            with tarfile.open(archive) as sdist:
+                members = [m for m in sdist.getmembers() if _wanted(m.name)]
+                sdist.extractall(staging / "sdist", members=members, filter="data")
+            tests = next((staging / "sdist").iterdir()) / "test"
+            shutil.move(str(tests / "change_streams" / "unified"), staging / "unified")
+            shutil.move(str(tests / "unified-test-format"), staging / "selftests")
+            shutil.rmtree(staging / "sdist")
+            _write_origin(staging, {"kind": "pypi", "project": project, "version": version,
+                                    "archive": archive.name, "sha256": _sha256(archive)})
+            shutil.rmtree(root, ignore_errors=True)
+            staging.rename(root)
+        except (OSError, StopIteration, tarfile.TarError) as exc:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise SpecSourceError(f"pypi:{project}=={version}: the sdist does not hold the expected test "
+                                  f"folders: {exc}") from exc
+
+
+def _wanted(name: str) -> bool:
+    parts = name.split("/")
+    return len(parts) > 3 and parts[1] == "test" and (parts[2:4] == ["change_streams", "unified"]
+                                                      or parts[2] == "unified-test-format")
+
+
+def _fetch_git(url: str, commit: str, root: Path) -> None:
+    staging = Path(tempfile.mkdtemp(prefix=".fetching-", dir=_ensure(root.parent)))
+    checkout = staging / "checkout"
+    try:
+        steps = {"clone": ["git", "clone", "--quiet", "--no-checkout", "--filter=blob:none", url, str(checkout)],
+                 "checkout": ["git", "-C", str(checkout), "checkout", "--quiet", commit]}
+        for step, command in steps.items():
+            done = subprocess.run(command, capture_output=True, text=True)
+            if done.returncode != 0:
+                raise SpecSourceError(f"git:{url}@{commit}: git {step} failed: "
+                                      f"{(done.stderr or done.stdout).strip()[-500:]}")
+        full = subprocess.run(["git", "-C", str(checkout), "rev-parse", "HEAD"], capture_output=True, text=True)
+        _write_origin(staging, {"kind": "git", "url": url, "commit": full.stdout.strip() or commit})
+        shutil.rmtree(root, ignore_errors=True)
+        staging.rename(root)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+
+
+def _write_origin(folder: Path, origin: dict[str, Any]) -> None:
+    origin["fetched_at"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    (folder / ORIGIN_FILE).write_text(json.dumps(origin, indent=1) + "\n", encoding="utf-8")
+
+
+def _ensure(folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
