@@ -54,6 +54,18 @@ def _update_lookup_by_default(original):
     return "_change_stream_options", change_stream_options
 
 
+def _start_at_operation_time_always(original):
+    """A driver that pins every new stream to an operation time the caller never gave."""
+    from bson.timestamp import Timestamp
+
+    def change_stream_options(self):
+        options = dict(original(self))
+        if not {"resumeAfter", "startAfter"} & set(options):
+            options.setdefault("startAtOperationTime", Timestamp(1, 1))
+        return options
+    return "_change_stream_options", change_stream_options
+
+
 def _batch_size_dropped(original):
     def command_options(self):
         return {k: v for k, v in original(self).items() if k != "batchSize"}
@@ -73,12 +85,14 @@ BROKEN = {
     "maxAwaitTimeMS on the aggregate": ("CS-OPT-MAXAWAIT", "_command_options", _max_time_on_the_aggregate),
     "fullDocument: default always sent": ("CS-OPT-FULLDOC", "_change_stream_options", _full_document_always),
     "updateLookup by default": ("SRV-UPDATE-DEFAULT", "_change_stream_options", _update_lookup_by_default),
+    "startAtOperationTime unasked": ("CS-OPT-DEFAULTS", "_change_stream_options", _start_at_operation_time_always),
     "batchSize dropped": ("CS-OPT-BATCHSIZE", "_command_options", _batch_size_dropped),
     "batchSize sent unasked": ("CS-OPT-BATCHSIZE", "_command_options", _batch_size_always),
 }
 
 
-@pytest.mark.parametrize("rule", ["CS-OPT-MAXAWAIT", "CS-OPT-FULLDOC", "CS-OPT-BATCHSIZE", "SRV-UPDATE-DEFAULT"])
+@pytest.mark.parametrize("rule", ["CS-OPT-MAXAWAIT", "CS-OPT-FULLDOC", "CS-OPT-DEFAULTS", "CS-OPT-BATCHSIZE",
+                                  "SRV-UPDATE-DEFAULT"])
 def test_each_scenario_passes_on_pymongo(embedded_run, rule):
     for test in _tests(rule):
         verdict = embedded_run.verdict(test)
