@@ -128,9 +128,12 @@ def test_without_a_schema_every_run_says_so_and_require_schema_refuses(tmp_path)
     empty = tmp_path / "no-schema"
     empty.mkdir()
     env = {"HARNESS_UNIFIED_SCHEMA_DIR": str(empty), "HARNESS_NO_CACHE": "1"}
-    done = _harness("run", "--specs", str(spec), "--results", str(tmp_path / "r.jsonl"), cwd=tmp_path, **env)
-    assert done.returncode == 0 and "WARNING: no unified-format JSON schema found for 1 file(s)" in done.stderr
-    assert {r["schema"] for r in _records(tmp_path / "r.jsonl")} == {"none"}
+    done = _harness("run", "--specs", str(spec), "--suite", "all", "--results", str(tmp_path / "r.jsonl"),
+                    cwd=tmp_path, **env)  # with the prose checks too, which have no schema of their own
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "WARNING: no unified-format JSON schema found for 1 file(s)" in done.stderr
+    records = _records(tmp_path / "r.jsonl")
+    assert {r["format"] for r in records} == {"unified", "prose"} and {r["schema"] for r in records} == {"none"}
     refused = _harness("run", "--specs", str(spec), "--require-schema", cwd=tmp_path, **env)
     assert refused.returncode == 1 and "--require-schema asks for one" in refused.stdout
     checked = _harness("run", "--specs", str(spec), "--require-schema", "--results", str(tmp_path / "c.jsonl"),

@@ -68,7 +68,7 @@ def note_schemas(options: Any, tests: list[Any], warn: Any = None) -> None:
     used = sorted({test.schema for test in tests if getattr(test, "schema", None)})
     if not used:
         return
-    unchecked = sorted({test.file for test in tests if test.schema == "none"})
+    unchecked = sorted({test.file for test in tests if getattr(test, "schema", None) == "none"})
     options.provenance["schema"] = "none" if unchecked else used
     if unchecked and warn is not None:
         consequence = ("their tests are errors (--require-schema)" if options.settings.require_schema else
