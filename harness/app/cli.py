@@ -22,25 +22,45 @@ from harness.core.expectations import ExpectationsError
 from harness.core.ports import TargetUnavailable
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """Every subcommand; with ``only``, the others are listed but their options not built (start-up time)."""
     parser = argparse.ArgumentParser(prog="harness", description="MongoDB change-stream conformance harness")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
-    run = commands.add_parser("run", help="run spec tests against a target")
-    add_run_arguments(run)
-    add_specs_arguments(commands.add_parser("specs", help="get the spec files: harness specs fetch SOURCE"))
+    builders: dict[str, tuple[str, Any]] = {
+        "run": ("run spec tests against a target", add_run_arguments),
+        "specs": ("get the spec files: harness specs fetch SOURCE", add_specs_arguments),
+    }
     for command in compose.plugins().commands.values():
-        sub = commands.add_parser(command.name, help=command.help)
-        command.add_arguments(sub)
+        builders[command.name] = (command.help, _with_labels(command.add_arguments))
+    builders["matrix"] = ("run suites over driver x target versions, each cell in its own cached environment",
+                          _matrix_arguments)
+    builders["report"] = ("PySpark report over results files: conformance matrix, regressions, flakiness, "
+                          "failure clusters, HTML page", _report_arguments)
+    for name, (help_text, build) in builders.items():
+        sub = commands.add_parser(name, help=help_text)
+        if only is None or only == name:
+            build(sub)
+    return parser
+
+
+def _with_labels(add_arguments: Any) -> Any:
+    def build(sub: argparse.ArgumentParser) -> None:
+        add_arguments(sub)
         add_label_argument(sub)
+    return build
+
+
+def _matrix_arguments(sub: argparse.ArgumentParser) -> None:
     from harness.matrix.cli import add_matrix_arguments
+
+    add_matrix_arguments(sub)
+
+
+def _report_arguments(sub: argparse.ArgumentParser) -> None:
     from reports.cli import add_report_arguments
 
-    add_matrix_arguments(commands.add_parser("matrix", help="run suites over driver x target versions, each cell "
-                                                            "in its own cached environment"))
-    add_report_arguments(commands.add_parser("report", help="PySpark report over results files: conformance matrix, "
-                                                            "regressions, flakiness, failure clusters, HTML page"))
-    return parser
+    add_report_arguments(sub)
 
 
 def add_specs_arguments(specs: argparse.ArgumentParser) -> None:
@@ -165,7 +185,8 @@ COMMANDS = {"run": command_run, "specs": command_specs, "matrix": command_matrix
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    args = build_parser().parse_args(argv)
+    only = argv[0] if argv and not argv[0].startswith("-") else None
+    args = build_parser(only).parse_args(argv)
     args.argv = argv  # parallel workers parse the very same arguments
     command = COMMANDS.get(args.command)
     if command is None:

@@ -25,7 +25,7 @@ def serve(connection: Any, argv: list[str], run_id: str, target: str, tests: lis
     from harness.core.ports import TargetUnavailable
     from harness.core.records import record_line
 
-    args = build_parser().parse_args(argv)
+    args = build_parser("run").parse_args(argv)
     options = compose.prepare(args)
     tests = tests if tests is not None else compose.select(args)
     compose.note_schemas(options, tests)

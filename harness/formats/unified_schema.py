@@ -23,7 +23,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import jsonschema
 from bson import json_util
 from bson.json_util import JSONMode, JSONOptions
 
@@ -83,6 +82,8 @@ def validate(path: Path, data: Any) -> str:
     entry = cache.key(text.encode(), _schema_bytes(schema_file))
     problem = cache.get("schema-verdicts", entry)
     if problem is cache.MISSING:
+        import jsonschema.exceptions  # here, not at the top: a cached verdict needs no validator (start-up)
+
         error = jsonschema.exceptions.best_match(_validator(schema_file).iter_errors(json.loads(text)))
         problem = None if error is None else f"{error.json_path}: {error.message} (schema {schema_file.name})"
         cache.put("schema-verdicts", entry, problem)
@@ -130,5 +131,7 @@ def _schema_bytes(schema_file: Path) -> bytes:
 @lru_cache(maxsize=8)
 def _validator(schema_file: Path) -> Any:
     schema = json.loads(schema_file.read_text(encoding="utf-8"))
+    import jsonschema
+
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft201909Validator)
     return cls(schema)
