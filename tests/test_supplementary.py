@@ -25,69 +25,40 @@ def _tests(rule: str):
     return found
 
 
-def _no_max_await_on_getmore(original):
-    def command_options(self):
-        return {k: v for k, v in original(self).items() if k != "maxAwaitTimeMS"}
-    return "_command_options", command_options
+def _without(key):
+    """An option the caller gave, dropped."""
+    return lambda options, stream: {k: v for k, v in options.items() if k != key}
 
 
-def _max_time_on_the_aggregate(original):
+def _unasked(key, value):
+    """An option sent although the caller gave none."""
+    return lambda options, stream: {key: value, **options}
+
+
+def _max_time_on_the_aggregate(options, stream):
     """maxAwaitTimeMS also sent as the aggregate's own maxTimeMS."""
-    def command_options(self):
-        options = dict(original(self))
-        if self._max_await_time_ms is not None:
-            options["maxTimeMS"] = self._max_await_time_ms
-        return options
-    return "_command_options", command_options
+    return {**options, "maxTimeMS": stream._max_await_time_ms} if stream._max_await_time_ms else options
 
 
-def _full_document_always(original):
-    def change_stream_options(self):
-        return {"fullDocument": "default", **original(self)}
-    return "_change_stream_options", change_stream_options
-
-
-def _update_lookup_by_default(original):
-    """A driver that asks for updateLookup when the user asked for nothing."""
-    def change_stream_options(self):
-        return {"fullDocument": "updateLookup", **original(self)}
-    return "_change_stream_options", change_stream_options
-
-
-def _start_at_operation_time_always(original):
-    """A driver that pins every new stream to an operation time the caller never gave."""
+def _start_at_operation_time_always(options, stream):
+    """Every new stream pinned to an operation time the caller never gave."""
     from bson.timestamp import Timestamp
 
-    def change_stream_options(self):
-        options = dict(original(self))
-        if not {"resumeAfter", "startAfter"} & set(options):
-            options.setdefault("startAtOperationTime", Timestamp(1, 1))
-        return options
-    return "_change_stream_options", change_stream_options
+    return options if {"resumeAfter", "startAfter"} & set(options) else {"startAtOperationTime": Timestamp(1, 1),
+                                                                         **options}
 
 
-def _batch_size_dropped(original):
-    def command_options(self):
-        return {k: v for k, v in original(self).items() if k != "batchSize"}
-    return "_command_options", command_options
-
-
-def _batch_size_always(original):
-    def command_options(self):
-        options = dict(original(self))
-        options.setdefault("batchSize", 101)
-        return options
-    return "_command_options", command_options
-
-
+#: breakage -> (the rule whose scenarios must catch it, the pymongo method patched, how it changes the options)
 BROKEN = {
-    "maxAwaitTimeMS never on getMore": ("CS-OPT-MAXAWAIT", "_command_options", _no_max_await_on_getmore),
+    "maxAwaitTimeMS never on getMore": ("CS-OPT-MAXAWAIT", "_command_options", _without("maxAwaitTimeMS")),
     "maxAwaitTimeMS on the aggregate": ("CS-OPT-MAXAWAIT", "_command_options", _max_time_on_the_aggregate),
-    "fullDocument: default always sent": ("CS-OPT-FULLDOC", "_change_stream_options", _full_document_always),
-    "updateLookup by default": ("SRV-UPDATE-DEFAULT", "_change_stream_options", _update_lookup_by_default),
+    "fullDocument: default always sent": ("CS-OPT-FULLDOC", "_change_stream_options",
+                                          _unasked("fullDocument", "default")),
     "startAtOperationTime unasked": ("CS-OPT-DEFAULTS", "_change_stream_options", _start_at_operation_time_always),
-    "batchSize dropped": ("CS-OPT-BATCHSIZE", "_command_options", _batch_size_dropped),
-    "batchSize sent unasked": ("CS-OPT-BATCHSIZE", "_command_options", _batch_size_always),
+    "updateLookup by default": ("SRV-UPDATE-DEFAULT", "_change_stream_options",
+                                _unasked("fullDocument", "updateLookup")),
+    "batchSize dropped": ("CS-OPT-BATCHSIZE", "_command_options", _without("batchSize")),
+    "batchSize sent unasked": ("CS-OPT-BATCHSIZE", "_command_options", _unasked("batchSize", 101)),
 }
 
 
@@ -101,9 +72,9 @@ def test_each_scenario_passes_on_pymongo(embedded_run, rule):
 
 @pytest.mark.parametrize("breakage", sorted(BROKEN))
 def test_a_driver_that_breaks_the_rule_fails_its_scenario(embedded_run, monkeypatch, breakage):
-    rule, method, make = BROKEN[breakage]
-    name, replacement = make(getattr(Stream, method))
-    monkeypatch.setattr(Stream, name, replacement)
+    rule, method, change = BROKEN[breakage]
+    original = getattr(Stream, method)
+    monkeypatch.setattr(Stream, method, lambda self: change(dict(original(self)), self))
     outcomes = [embedded_run.verdict(test) for test in _tests(rule)]
     failed = [v for v in outcomes if v.outcome == "failed"]
     assert failed, f"{breakage}: every {rule} scenario still passed"
