@@ -52,3 +52,34 @@ def test_a_flow_mapping_libyaml_refuses_is_read_by_the_reference_loader(tmp_path
     with pytest.raises(yaml.YAMLError):
         sources._compose(sources._FastSpecYamlLoader, path.read_text())
     assert sources.read_spec_file(path).data == {"spans": [{"name": "x", "nested": []}]}
+
+
+def test_the_fast_schema_check_and_jsonschema_agree_on_every_upstream_file():
+    """jsonschema-rs says "valid?"; jsonschema words the errors: they must agree on every upstream file."""
+    import json
+
+    import jsonschema
+    from bson import json_util
+
+    from harness.formats import unified_schema
+
+    require_shared_specs()
+    schema_file = SHARED_SPECS / "upstream" / "unified-format-selftests" / "schema-1.28.json"
+    fast = unified_schema._fast_validator(schema_file)
+    if fast is None:
+        pytest.skip("jsonschema-rs is not installed")
+    schema = json.loads(schema_file.read_text())
+    reference = jsonschema.validators.validator_for(schema, default=jsonschema.Draft201909Validator)(schema)
+    checked = invalid = 0
+    for path in sorted(SHARED_SPECS.glob("upstream/**/*.json")):
+        try:
+            data = sources.read_spec_file(path).data
+        except sources.SpecFileError:
+            continue
+        if not isinstance(data, dict) or "schemaVersion" not in data:
+            continue
+        document = json.loads(json_util.dumps(data, json_options=unified_schema._AS_JSON))
+        assert fast.is_valid(document) == reference.is_valid(document), path
+        checked += 1
+        invalid += not reference.is_valid(document)
+    assert checked > 250 and invalid > 100  # the invalid self-tests are in there
