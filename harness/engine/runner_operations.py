@@ -10,12 +10,17 @@ an ``error`` naming the operation.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from pymongo.errors import PyMongoError
 
-from harness.core.errors import HarnessError, TestFailure
+from harness.core.constants import ALL_COMMAND_EVENTS, CMAP_EVENTS
+from harness.core.errors import HarnessError, TestFailure, TestSkipped
+from harness.core.matching import show
+from harness.core.matching.table import comparator_for
 from harness.core.model import Operation
+from harness.core.ports import UnsupportedOperation
 from harness.engine.operation_table import TestContext, test_runner_operation
 
 
@@ -137,3 +142,56 @@ def _assert_connections_checked_out(context: TestContext, operation: Operation) 
     if count != _argument(operation, "connections"):
         raise TestFailure(f"{operation.label}: {operation.name}: {client} has {count} connection(s) checked out, "
                           f"expected {operation.arguments['connections']}")
+
+
+# -- counting events: waitForEvent, assertEventCount ---------------------------------
+#: How long ``waitForEvent`` waits before the test fails (the unified format: 10 seconds).
+WAIT_FOR_EVENT_S = 10.0
+#: The event families a driver scope can be asked for, by the spec's event names.
+_EVENT_FAMILIES = {**{name: "command" for name in ALL_COMMAND_EVENTS}, **{name: "cmap" for name in CMAP_EVENTS.values()}}
+
+
+def _matching_events(context: TestContext, operation: Operation) -> int:
+    """How many events ``client`` has published so far that match ``event`` (by the test's comparator)."""
+    assert context.scope is not None
+    client, event = _argument(operation, "client"), _argument(operation, "event")
+    if not isinstance(event, dict) or len(event) != 1:
+        raise HarnessError(f"{operation.label}: {operation.name}: 'event' must name exactly one event type")
+    (name, _), = event.items()
+    family = _EVENT_FAMILIES.get(name)
+    if family is None:  # SDAM and other families: the harness does not capture them yet
+        raise TestSkipped(f"{operation.label}: {operation.name} on {name}: this runner does not capture "
+                          f"{name} events yet")
+    try:
+        published = context.scope.events(client, event_type=family)
+    except UnsupportedOperation as exc:
+        raise TestSkipped(f"{operation.label}: {operation.name}: {exc}") from exc
+    comparator = comparator_for(context.test.comparator)
+    path = f"{operation.label}.event"
+    return sum(1 for observed in list(published)
+               if observed.kind == name and not comparator.match_event(event, observed, path, context.scope))
+
+
+@test_runner_operation("assertEventCount")
+def _assert_event_count(context: TestContext, operation: Operation) -> None:
+    found, wanted = _matching_events(context, operation), _argument(operation, "count")
+    if found != wanted:
+        raise TestFailure(f"{operation.label}: assertEventCount: {operation.arguments['client']} published {found} "
+                          f"matching {show(operation.arguments['event'])}, expected exactly {wanted}")
+
+
+@test_runner_operation("waitForEvent")
+def _wait_for_event(context: TestContext, operation: Operation) -> None:
+    """Poll the client's events until ``count`` match; past :data:`WAIT_FOR_EVENT_S`, the test fails."""
+    wanted = _argument(operation, "count")
+    deadline = time.monotonic() + WAIT_FOR_EVENT_S
+    while True:
+        context.check_alive()
+        found = _matching_events(context, operation)
+        if found >= wanted:
+            return
+        if time.monotonic() >= deadline:
+            raise TestFailure(f"{operation.label}: waitForEvent: {operation.arguments['client']} published {found} "
+                              f"matching {show(operation.arguments['event'])} in {WAIT_FOR_EVENT_S:g}s, "
+                              f"waited for {wanted}")
+        time.sleep(0.01)
