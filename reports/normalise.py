@@ -59,6 +59,7 @@ def verdicts_from_records(results: DataFrame) -> DataFrame:
         F.when(is_campaign, details["disallowed_errors"]).alias("disallowed_errors"),
         F.when(is_campaign, details["events"]).alias("events"),
         "source",
+        F.coalesce(r["rules"], F.array().cast("array<string>")).alias("rules"),
     ))
 
 
@@ -88,6 +89,7 @@ def verdicts_from_pytest_cases(cases: DataFrame) -> DataFrame:
         *[F.lit(None).cast("long").alias(name) for name in ("faults_injected", "resumes", "anomalies",
                                                             "disallowed_errors", "events")],
         F.lit("junit").alias("source"),
+        F.array().cast("array<string>").alias("rules"),
     ))
 
 
@@ -145,3 +147,14 @@ def with_derived_columns(base: DataFrame) -> DataFrame:
 def conform(verdicts: DataFrame) -> DataFrame:
     """Any frame with the verdict columns, in the verdict schema's order and types (for unions)."""
     return verdicts.select([F.col(name).cast(VERDICT[name].dataType) for name in VERDICT_COLUMNS])
+
+
+def verdicts_by_rule(verdicts: DataFrame) -> DataFrame:
+    """One row per verdict and rule it checks (``rule``, and ``rule_area``: ``CS-RESUME``, ``SRV``), to group by.
+
+    A verdict that names no rule has no row here; count those from the verdicts themselves.
+    """
+    rule = F.col("rule")
+    area = F.when(rule.startswith("SRV-"), F.lit("SRV")).otherwise(F.regexp_extract(rule, r"^([A-Z]+-[A-Z0-9]+)", 1))
+    exploded = verdicts.select(F.explode("rules").alias("rule"), *[F.col(name) for name in VERDICT_COLUMNS])
+    return exploded.select(rule, area.alias("rule_area"), *VERDICT_COLUMNS)

@@ -24,6 +24,8 @@ def _struct(*fields: tuple[str, T.DataType]) -> T.StructType:
 RESULT_RECORD = _struct(
     ("record", S), ("run_id", S), ("format", S), ("file", S), ("test", S), ("test_id", S), ("line", L),
     ("outcome", S), ("message", S), ("started_at", S), ("duration_s", D), ("failpoints", S),
+    # The ids of the rules the test checks (``harness coverage``); absent in records written before it.
+    ("rules", T.ArrayType(S)),
     ("target", _struct(("kind", S), ("name", S), ("version", S), ("topology", S),
                        ("details", _struct(("package", S), ("package_version", S), ("network_faults", S))))),
     ("driver", _struct(("name", S), ("version", S))),
@@ -68,9 +70,12 @@ VERDICT = _struct(
     ("expected", B), ("expectation_kind", S), ("error_code", T.IntegerType()), ("error_code_name", S),
     ("message_pattern", S),
     ("faults_injected", L), ("resumes", L), ("anomalies", L), ("disallowed_errors", L), ("events", L),
-    ("source", S),
+    ("source", S), ("rules", T.ArrayType(S)),
 )
 VERDICT_COLUMNS = [f.name for f in VERDICT.fields]
+
+#: One row per (verdict, rule it checks): :func:`reports.normalise.verdicts_by_rule`.
+RULE_VERDICT_COLUMNS = ["rule", "rule_area", *VERDICT_COLUMNS]
 
 #: One row per input file with a problem (file-level or counted lines).
 INPUT_PROBLEM = _struct(("file", S), ("problem", S), ("lines", L), ("example", S))

@@ -20,8 +20,27 @@ def plugins() -> Registry:
 
 
 def new_run(options: RunOptions) -> HarnessRun:
-    """A run (not yet started: use it as a context manager) with every installed plug-in."""
+    """A run (not yet started: use it as a context manager) with every installed plug-in.
+
+    Its records name the rules each test checks (``rules``), from the project's mapping.
+    """
+    if options.rules is None:
+        options.rules = rule_index(options.provenance)
     return HarnessRun(options, plugins())
+
+
+def rule_index(provenance: dict[str, Any], stream: TextIO = sys.stderr) -> Any:
+    """The project's test-to-rule mapping; a broken mapping is said aloud and recorded, and only the ids
+    tests name in their descriptions are used."""
+    from harness.core.rules import RuleIndex
+    from harness.formats.rule_files import RuleFileError, load_mapping
+
+    try:
+        return load_mapping()
+    except RuleFileError as exc:
+        print(f"harness: WARNING: {exc}; records name only the rule ids in test descriptions", file=stream)
+        provenance["rules_problem"] = str(exc)
+        return RuleIndex()
 
 
 def warn_plugin_problems(stream: TextIO = sys.stderr) -> None:

@@ -70,7 +70,9 @@ def make_record(
     mismatches: list[str] | None = None,
     expectation: dict[str, Any] | None = None,
     details: dict[str, Any] | None = None,
+    rules: list[str] | None = None,
 ) -> dict[str, Any]:
+    """One result record; ``rules`` are the ids of the rules the test checks (``harness coverage``), always a list."""
     record = {
         "record": RECORD_SCHEMA,
         "format": format,
@@ -81,6 +83,7 @@ def make_record(
         "outcome": outcome,
         "message": message,
         "mismatches": mismatches or [],
+        "rules": list(rules or []),
         "started_at": started_at,
         "duration_s": round(duration_s, 6),
         **provenance.as_fields(),

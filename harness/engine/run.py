@@ -23,6 +23,7 @@ from harness.core.expectations import Classification, Expectations, Expectations
 from harness.core.model import SpecTest
 from harness.core.ports import DriverAdapter, Target, TargetUnavailable
 from harness.core.records import RunProvenance, make_record, new_run_id, utc_now
+from harness.core.rules import RuleIndex
 from harness.core.verdicts import Verdict
 from harness.engine.failpoints import FailPointManager
 from harness.engine.lifecycle import Case, run_case
@@ -51,6 +52,9 @@ class RunOptions:
     run_id: str | None = None
     #: More facts for every record's provenance (which spec sources the run read).
     provenance: dict[str, Any] = field(default_factory=dict)
+    #: Which rules each test checks, for the records' ``rules`` (the composition root loads the project's
+    #: mapping); None: only the ids a test names at the start of its description.
+    rules: RuleIndex | None = None
 
 
 @dataclass
@@ -209,10 +213,11 @@ class HarnessRun:
             identity = dict(format=test.format, file=test.file, test=test.name, test_id=test.test_id, line=None)
         duration = time.perf_counter() - start
         classification = self.expectations.classify(identity["test_id"], verdict.outcome)
+        rules = (self.options.rules or RuleIndex()).rules_for(identity["test_id"], identity["test"])
         record = make_record(
             self.provenance, outcome=verdict.outcome, message=verdict.message, started_at=started_at,
             duration_s=duration, mismatches=verdict.mismatches, expectation=classification.as_record(),
-            details=verdict.details or None, **identity,
+            details=verdict.details or None, rules=rules, **identity,
         )
         self.store.append(record)
         return TestResult(identity["test_id"], identity["file"], verdict.outcome, verdict.message, duration,

@@ -1,0 +1,96 @@
+"""Rules and the tests that check them: the model behind ``harness coverage`` and a record's ``rules``.
+
+A :class:`Rule` is one requirement of a spec (``CS-RESUME-ONCE``) or of the
+server's documented behaviour (``SRV-ORDER``), as the project's catalogue
+(``specs/coverage/*-rules.yml``) names it. Which tests check a rule comes from
+two places: a test that names its rules itself, as the leading ``ID[, ID...]:``
+of its description (the supplementary scenarios), and the project's mapping
+(``specs/coverage/test-rules.yml``) for tests written elsewhere (upstream
+unified and legacy files, prose tests). :class:`RuleIndex` answers, for one
+test, which rules it checks; the engine puts that answer in every result record.
+
+Pure data and matching; the files are read by :mod:`harness.formats.rule_files`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+
+#: A rule id: ``CS-`` or ``SRV-`` and upper-case words joined by ``-``.
+RULE_ID = re.compile(r"^(?:CS|SRV)(?:-[A-Z0-9]+)+$")
+#: The leading ``ID[, ID...]:`` of a test description that names its rules.
+_LEADING_IDS = re.compile(r"^\s*((?:CS|SRV)(?:-[A-Z0-9]+)+(?:\s*,\s*(?:CS|SRV)(?:-[A-Z0-9]+)+)*)\s*:")
+
+
+def rules_from_description(description: str) -> list[str]:
+    """The rule ids a test names as the leading ``ID[, ID...]:`` of its description (none: [])."""
+    found = _LEADING_IDS.match(description or "")
+    if not found:
+        return []
+    return [part.strip() for part in found.group(1).split(",")]
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One requirement, as the catalogue has it."""
+
+    id: str
+    level: str
+    section: str
+    paraphrase: str
+    driver_side: bool = True
+    #: ``normative`` (a capital keyword in the text) or ``descriptive`` (held to ``level`` by the project).
+    wording: str = "normative"
+    #: Sentence anchors in the spec text (``hash`` or ``hash#n``); empty for rules from a document not parsed.
+    anchors: tuple[str, ...] = ()
+    cue: str = ""
+    #: Why no run can observe this rule ("" when a test can).
+    not_checkable: str = ""
+    #: Which catalogue it came from (``change-streams``, ``server``).
+    catalogue: str = ""
+
+
+@dataclass(frozen=True)
+class TestRules:
+    """One mapping entry: the tests it names (an exact id or a pattern) and the rules they check."""
+
+    __test__ = False  # not a pytest test class
+
+    checks: tuple[str, ...]
+    exercises: tuple[str, ...] = ()
+    test: str = ""
+    match: str = ""
+    exclude: tuple[str, ...] = ()
+    note: str = ""
+    #: Where the entry is (``file: entry N``), for messages.
+    where: str = ""
+
+    def applies_to(self, test_id: str) -> bool:
+        if any(fnmatchcase(test_id, pattern) for pattern in self.exclude):
+            return False
+        return test_id == self.test if self.test else fnmatchcase(test_id, self.match)
+
+
+@dataclass
+class RuleIndex:
+    """Which rules a test checks: its own leading ids plus every mapping entry that names it."""
+
+    entries: list[TestRules] = field(default_factory=list)
+
+    def matching(self, test_id: str) -> list[TestRules]:
+        return [entry for entry in self.entries if entry.applies_to(test_id)]
+
+    def checks(self, test_id: str, description: str = "") -> list[str]:
+        ids = rules_from_description(description)
+        for entry in self.matching(test_id):
+            ids.extend(entry.checks)
+        return sorted(dict.fromkeys(ids))
+
+    def exercises(self, test_id: str) -> list[str]:
+        return sorted({rule for entry in self.matching(test_id) for rule in entry.exercises})
+
+    def rules_for(self, test_id: str, description: str = "") -> list[str]:
+        """What a result record's ``rules`` holds: the rules the test checks."""
+        return self.checks(test_id, description)
