@@ -5,6 +5,13 @@
               itself, and drivers under test connect through it;
 ``auto``      native when the target accepts it (probed with a harmless ``off``), else emulated.
 
+The same proxy carries reply shaping (:mod:`faults.wire.shaping`): the
+``emulated`` mode makes a :class:`~faults.shaping_owner.ReplyShapingOwner` its
+one owner, and this plug-in registers the scenario operations
+``shapeReplies`` / ``clearReplyShaping`` (:mod:`faults.shaping_ops`), a skip
+rule for shaping tests on a run without a proxy, and a teardown check that
+turns shaping off and confirms it after every test.
+
 Each mode turns a started target into a
 :class:`~harness.engine.plugins.FailPointSetup`: the backend, the URI drivers
 use, and what to stop when the run ends.
@@ -28,10 +35,18 @@ def emulated(target: Any) -> FailPointSetup:
     from faults.failpoints import EmulatedFailPoints
     from faults.wire import WireProxy
 
+    from faults.shaping_owner import ReplyShapingOwner, register, unregister
+
     host, port = driver_facing_address(target)
     proxy = WireProxy(host, port)
     proxy.start()
-    return FailPointSetup(EmulatedFailPoints(proxy), proxy.uri, proxy.stop)
+    owner = register(ReplyShapingOwner(proxy, target))
+
+    def stop() -> None:
+        unregister(owner)
+        proxy.stop()
+
+    return FailPointSetup(EmulatedFailPoints(proxy), proxy.uri, stop)
 
 
 def auto(target: Any) -> FailPointSetup:
@@ -58,6 +73,36 @@ def driver_facing_address(target: Any) -> tuple[str, int]:
 MODES = {"native": native, "emulated": emulated, "auto": auto}
 
 
+def _shaping_operation(name: str) -> Any:
+    def run(context: Any, operation: Any) -> Any:
+        from faults import shaping_ops
+
+        return shaping_ops.OPERATIONS[name](context, operation)
+
+    run.__name__ = name
+    return run
+
+
+def without_reply_shaping(test: Any, target: Any) -> str | None:
+    from faults.shaping_ops import without_reply_shaping as rule
+
+    return rule(test, target)
+
+
+def clear_reply_shaping(target: Any) -> list[str]:
+    from faults.shaping_owner import clear_after_test
+
+    return clear_after_test(target)
+
+
+#: The scenario operations that arm reply shaping (faults/shaping_ops.py).
+SHAPING_OPERATIONS = ("shapeReplies", "clearReplyShaping")
+
+
 def install(registry: Any) -> None:
     for name, mode in MODES.items():
         registry.add_failpoint_mode(name, mode)
+    for name in SHAPING_OPERATIONS:
+        registry.add_operation(name, _shaping_operation(name))
+    registry.add_skip_rule(without_reply_shaping)
+    registry.add_teardown_check(clear_reply_shaping)

@@ -2,10 +2,13 @@
 
 For targets that refuse ``configureFailPoint``: the driver talks to the
 proxy, the proxy talks to the target and fails commands as the server's
-``failCommand`` and ``failGetMoreAfterCursorCheckout`` would.
+``failCommand`` and ``failGetMoreAfterCursorCheckout`` would. It can also reshape change-stream
+cursor replies the way older servers wrote them (:mod:`faults.wire.shaping`).
 """
 
 from faults.wire.failcommand import FailPointConfigError, FailPointSet
 from faults.wire.proxy import WireProxy
+from faults.wire.shaping import PROFILES, ReplyShaping, ShapingConfig, ShapingConfigError
 
-__all__ = ["FailPointConfigError", "FailPointSet", "WireProxy"]
+__all__ = ["FailPointConfigError", "FailPointSet", "PROFILES", "ReplyShaping", "ShapingConfig", "ShapingConfigError",
+           "WireProxy"]

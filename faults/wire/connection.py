@@ -23,6 +23,7 @@ import bson
 from faults.wire import protocol as wire
 from faults.wire.failcommand import CommandContext, FailPointConfigError, FailPointSet, error_reply
 from faults.wire.rewrite import handshake_reply, handshake_request
+from faults.wire.shaping import ReplyShaping
 from harness.core.constants import HANDSHAKE_COMMANDS
 
 log = logging.getLogger("faults.wire")
@@ -44,6 +45,7 @@ class Route:
     fail_points: FailPointSet
     connect_timeout_s: float = 10.0
     change_stream_cursors: set[int] = field(default_factory=set)
+    shaping: ReplyShaping = field(default_factory=ReplyShaping)
 
     @property
     def target_names(self) -> set[str]:
@@ -56,6 +58,7 @@ class ReplyNote:
 
     handshake: bool = False
     change_stream: bool = False
+    shape: bool = False  # a change-stream cursor reply the armed reply shaping rewrites
     write_concern_error: dict[str, Any] | None = None
     labels: list[str] = field(default_factory=list)
     keys: list[int] = field(default_factory=list)  # every id a streamed reply may answer with
@@ -204,9 +207,36 @@ class Connection:
                     self.client_writer.write(command.reply(action.error))
                 return
             note.write_concern_error, note.labels = action.write_concern_error, action.reply_labels
-        if note.change_stream or note.write_concern_error is not None:
+        if self._answered_by_shaping(command, note):
+            return
+        if note.change_stream or note.shape or note.write_concern_error is not None:
             self.pending[command.header.request_id] = note
         self._upstream(raw_header, command.payload)
+
+    def _answered_by_shaping(self, command: Command, note: ReplyNote) -> bool:
+        """Reply shaping's part of a request: serve held documents, forget killed cursors, mark replies.
+
+        A ``getMore`` on a cursor with documents held back is answered here,
+        never forwarded (the server has already sent those documents).
+        """
+        shaping, name = self.route.shaping, command.name
+        if name == "killCursors":
+            cursors = command.document.get("cursors")
+            shaping.forget(list(cursors) if isinstance(cursors, list) else [])
+            return False
+        if name == "getMore":
+            cursor_id = command.document.get("getMore")
+            if isinstance(cursor_id, int) and shaping.holds(cursor_id):
+                held = shaping.held_reply(cursor_id)
+                if held is not None:
+                    if command.expects_reply:
+                        self.client_writer.write(command.reply(held))
+                    return True
+            on_change_stream = isinstance(cursor_id, int) and int(cursor_id) in self.route.change_stream_cursors
+        else:
+            on_change_stream = note.change_stream
+        note.shape = on_change_stream and shaping.applies_to(self.app_name)
+        return False
 
     def _context(self, command: Command) -> CommandContext:
         document = command.document
@@ -291,6 +321,9 @@ class Connection:
             cursor_id = document["cursor"].get("id")
             if cursor_id:
                 self.route.change_stream_cursors.add(int(cursor_id))
+        if note.shape:
+            shaped = self.route.shaping.shape(document)
+            return bson.encode(shaped) if shaped is not None else None
         if note.write_concern_error is not None and document.get("ok"):
             extra: dict[str, Any] = {"writeConcernError": note.write_concern_error}
             if note.labels and "errorLabels" not in document:

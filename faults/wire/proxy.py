@@ -16,6 +16,7 @@ from typing import Any
 
 from faults.wire.connection import Connection, Route
 from faults.wire.failcommand import FailPointSet
+from faults.wire.shaping import ReplyShaping, ShapingConfig
 
 START_TIMEOUT_S = 10.0
 STOP_TIMEOUT_S = 5.0
@@ -30,6 +31,7 @@ class WireProxy:
         self.listen_host, self.listen_port = listen_host, listen_port
         self.connect_timeout_s = connect_timeout_s
         self.fail_points = FailPointSet(seed)
+        self.shaping = ReplyShaping()
         self.address: tuple[str, int] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -89,12 +91,22 @@ class WireProxy:
     def armed(self) -> list[str]:
         return self.fail_points.armed()
 
+    # -- reply shaping (thread-safe) ------------------------------------------------------
+    def shape_replies(self, config: dict[str, Any] | ShapingConfig) -> ShapingConfig:
+        """Arm reply shaping (docs/wire-proxy.md, "Reply shaping"); raises ShapingConfigError."""
+        parsed = config if isinstance(config, ShapingConfig) else ShapingConfig.parse(config)
+        self.shaping.arm(parsed)
+        return parsed
+
+    def clear_shaping(self, forget_held: bool = True) -> None:
+        self.shaping.clear(forget_held)
+
     # -- event loop side ----------------------------------------------------------------
     async def _listen(self) -> tuple[str, int]:
         self._server = await asyncio.start_server(self._accept, self.listen_host, self.listen_port)
         host, port = self._server.sockets[0].getsockname()[:2]
         self._route = Route(self.upstream_host, self.upstream_port, f"{host}:{port}", self.fail_points,
-                            self.connect_timeout_s)
+                            self.connect_timeout_s, shaping=self.shaping)
         return host, port
 
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:

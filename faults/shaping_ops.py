@@ -1,0 +1,74 @@
+"""Test-runner operations that arm reply shaping in a scenario (object ``testRunner``).
+
+:data:`OPERATIONS` holds them by name; :mod:`faults.plugin` registers them with the engine:
+
+``shapeReplies``
+    ``{profile?: NAME, shapings?: {NAME: value, ...}, appName?: STRING}``: from now
+    on, the wire proxy reshapes the replies of change-stream cursors (docs/wire-proxy.md,
+    "Reply shaping"). A profile and shapings merge. Arming again replaces what was armed.
+``clearReplyShaping``
+    no arguments: shaping off (documents already held back are still served).
+
+Both act on the shaping owner of the run's target (:mod:`faults.shaping_owner`),
+which exists when a wire proxy sits between the drivers under test and the
+target (``--failpoints emulated``, or a target that refuses fail points).
+Without one, the skip rule :func:`without_reply_shaping` has already made the
+test ``skipped`` with the reason; run directly, they fail the test as a harness
+error that says so. Every shaping armed is in the record's
+``details.reply_shaping``, with the note that it emulates an older server.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from faults.shaping_owner import ReplyShapingOwner, owner_for
+from faults.wire.shaping import ShapingConfigError
+from harness.core.errors import HarnessError
+from harness.core.model import TEST_RUNNER, Operation, SpecTest
+
+SHAPE_REPLIES, CLEAR_REPLY_SHAPING = "shapeReplies", "clearReplyShaping"
+OPERATION_NAMES = (SHAPE_REPLIES, CLEAR_REPLY_SHAPING)
+NO_PROXY = ("needs the wire proxy between the driver under test and the target; run with --failpoints emulated "
+            "(the proxy then carries every test) or on a target that refuses fail points")
+
+
+def _owner(context: Any, operation: Operation) -> ReplyShapingOwner:
+    owner = owner_for(context.runner.target)
+    if owner is None:
+        raise HarnessError(f"{operation.label or operation.name}: {operation.name}: {NO_PROXY}")
+    return owner
+
+
+def shape_replies(context: Any, operation: Operation) -> None:
+    where = operation.label or SHAPE_REPLIES
+    owner = _owner(context, operation)
+    try:
+        with context.guarded():  # a torn-down test must not leave shaping for the next one
+            owner.arm(dict(operation.arguments))
+    except ShapingConfigError as exc:
+        raise HarnessError(f"{where}: shapeReplies: {exc}") from exc
+    owner.attach(context.details)
+
+
+def clear_reply_shaping(context: Any, operation: Operation) -> None:
+    if operation.arguments:
+        raise HarnessError(f"{operation.label or CLEAR_REPLY_SHAPING}: clearReplyShaping takes no arguments, "
+                           f"got {sorted(operation.arguments)}")
+    owner = _owner(context, operation)
+    owner.clear()
+    owner.attach(context.details)
+
+
+def uses_reply_shaping(test: SpecTest) -> bool:
+    return any(op.object == TEST_RUNNER and op.name in OPERATION_NAMES for op in test.operations)
+
+
+def without_reply_shaping(test: SpecTest, target: Any) -> str | None:
+    """The skip rule: a test that shapes replies, on a run with no wire proxy in the driver's path."""
+    if uses_reply_shaping(test) and owner_for(target) is None:
+        return f"uses shapeReplies: {NO_PROXY}"
+    return None
+
+
+OPERATIONS = {SHAPE_REPLIES: shape_replies, CLEAR_REPLY_SHAPING: clear_reply_shaping}
