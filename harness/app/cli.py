@@ -37,6 +37,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
                           _matrix_arguments)
     builders["report"] = ("PySpark report over results files: conformance matrix, regressions, flakiness, "
                           "failure clusters, HTML page", _report_arguments)
+    builders["coverage"] = ("every MUST and SHOULD of the change-streams spec and the tests that check it",
+                            _coverage_arguments)
     for name, (help_text, build) in builders.items():
         sub = commands.add_parser(name, help=help_text)
         if only is None or only == name:
@@ -61,6 +63,12 @@ def _report_arguments(sub: argparse.ArgumentParser) -> None:
     from reports.cli import add_report_arguments
 
     add_report_arguments(sub)
+
+
+def _coverage_arguments(sub: argparse.ArgumentParser) -> None:
+    from harness.app.coverage import add_coverage_arguments
+
+    add_coverage_arguments(sub)
 
 
 def add_specs_arguments(specs: argparse.ArgumentParser) -> None:
@@ -179,8 +187,15 @@ def command_report(args: argparse.Namespace) -> int:
     return run_report(args)
 
 
+def command_coverage(args: argparse.Namespace) -> int:
+    from harness.app.coverage import command_coverage as run_coverage
+
+    return run_coverage(args)
+
+
 #: The app's own commands; plug-ins add theirs (``harness campaign``) through the plug-in table.
-COMMANDS = {"run": command_run, "specs": command_specs, "matrix": command_matrix, "report": command_report}
+COMMANDS = {"run": command_run, "specs": command_specs, "matrix": command_matrix, "report": command_report,
+            "coverage": command_coverage}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -40,7 +40,8 @@ _QUOTED_KEYWORD = re.compile(r"[\"'](" + "|".join(re.escape(k) for k in KEYWORD_
 SCOPE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("docs", re.compile(r"\b(MUST|SHOULD|SHALL)( NOT)? (document|state)\b|\bdocumentation (MUST|SHOULD)")),
     ("server", re.compile(r"^(?!.*\b(drivers?|implementers?|helpers?|change streams?|users?)\b)"
-                          r"(the|a) (server|mongod|mongos)\b", re.I)),
+                          r"(the|a) (server|mongod|mongos) (will|must|should|shall|returns?|reports?|adds?|sends?)\b",
+                          re.I)),
 )
 
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")

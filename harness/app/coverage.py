@@ -1,0 +1,128 @@
+"""``harness coverage``: every MUST and SHOULD of the change-streams spec, and the tests that check it.
+
+The spec text is read from the path the user gives (``--spec-text``: a file, a
+folder of a specifications checkout, or a ``git:URL@COMMIT[#PATH]`` source, as
+``--specs`` takes), by default ``../shared/specs/reference/change-streams.md``.
+The tests are those the ``spec`` and ``prose`` suites load from ``--specs``
+(by default the project's supplementary scenarios and, when present, the
+shared upstream legacy and unified folders). Exit status: 0 when every
+driver-side MUST is checked by some test (or ``--report-only``), 1 when one is
+not (a known rule or a statement of the text that no rule names), 2 when the
+inputs cannot be read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from harness.app.coverage_map import CoverageMap, LoadedTest, as_json, build_map
+from harness.app.coverage_render import RENDERERS
+
+PROJECT = Path(__file__).resolve().parents[2]
+SHARED_SPECS = PROJECT.parent / "shared" / "specs"
+DEFAULT_SPEC_TEXT = SHARED_SPECS / "reference" / "change-streams.md"
+SUPPLEMENTARY = PROJECT / "specs" / "scenarios" / "supplementary"
+#: Where a spec text may sit inside a folder the user names (a checkout, its change-streams folder, its tests).
+SPEC_TEXT_PLACES = ("change-streams.md", "source/change-streams/change-streams.md",
+                    "checkout/source/change-streams/change-streams.md", "../change-streams.md")
+
+
+class CoverageInputError(Exception):
+    """An input ``harness coverage`` cannot read; the message says which and what to give instead."""
+
+
+def add_coverage_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--spec-text", default=None, metavar="PATH",
+                        help="the change-streams spec's markdown: a file, a specifications checkout, or "
+                             f"git:URL@COMMIT[#PATH] (default: {DEFAULT_SPEC_TEXT})")
+    parser.add_argument("--specs", action="append", default=[], metavar="PATH",
+                        help="spec files or folders whose tests count (repeatable; default: the project's "
+                             "supplementary scenarios and the shared upstream legacy and unified folders)")
+    parser.add_argument("--format", choices=sorted(RENDERERS) + ["json"], default="text", dest="output_format")
+    parser.add_argument("--report-only", action="store_true",
+                        help="exit 0 even when a driver-side MUST is unchecked (only report it)")
+
+
+def find_spec_text(value: str | None) -> Path:
+    """The markdown file ``--spec-text`` names; a folder is searched for ``change-streams.md``."""
+    from harness.app.spec_sources import SpecSourceError, is_source, resolve
+
+    if value is None:
+        if not DEFAULT_SPEC_TEXT.is_file():
+            raise CoverageInputError(f"no spec text at {DEFAULT_SPEC_TEXT}: give --spec-text PATH (the change-streams "
+                                     "spec's markdown) or --spec-text git:https://github.com/mongodb/specifications"
+                                     "@COMMIT#source/change-streams")
+        return DEFAULT_SPEC_TEXT
+    try:
+        path = resolve(value).path if is_source(value) else Path(value)
+    except SpecSourceError as exc:
+        raise CoverageInputError(str(exc)) from exc
+    if path.is_file():
+        return path
+    if path.is_dir():
+        for place in SPEC_TEXT_PLACES:
+            candidate = (path / place).resolve()
+            if candidate.is_file():
+                return candidate
+        raise CoverageInputError(f"--spec-text {value}: the folder {path} holds no change-streams.md "
+                                 f"(looked for {', '.join(SPEC_TEXT_PLACES)})")
+    raise CoverageInputError(f"--spec-text {value}: {path} does not exist")
+
+
+def default_specs() -> list[Path]:
+    return [SUPPLEMENTARY] + [p for p in (SHARED_SPECS / "upstream" / "legacy", SHARED_SPECS / "upstream" / "unified")
+                              if p.is_dir()]
+
+
+def load_tests(specs: list[str]) -> list[LoadedTest]:
+    """The tests of the ``spec`` suite (from ``specs``) and the ``prose`` suite, as the map needs them."""
+    from harness.app import compose
+    from harness.app.spec_sources import SpecSourceError, resolve
+
+    try:
+        paths = [resolve(s).path for s in specs] if specs else default_specs()
+    except SpecSourceError as exc:
+        raise CoverageInputError(str(exc)) from exc
+    for path in paths:
+        if not Path(path).exists():
+            raise CoverageInputError(f"--specs {path}: no such file or folder")
+    suites = compose.plugins().suites
+    tests = [t for name in ("spec", "prose") if name in suites for t in suites[name].collect(paths)]
+    return [LoadedTest(t.test_id, getattr(t, "description", None) or getattr(t, "name", "")) for t in tests]
+
+
+def coverage_map(args: argparse.Namespace) -> CoverageMap:
+    from harness.formats.rule_files import RuleFileError, load_catalogues, load_mapping
+
+    path = find_spec_text(args.spec_text)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CoverageInputError(f"--spec-text {path}: cannot read: {exc}") from exc
+    try:
+        catalogues, index = load_catalogues(), load_mapping()
+    except RuleFileError as exc:
+        raise CoverageInputError(str(exc)) from exc
+    return build_map(text, str(path), catalogues, index, load_tests(args.specs))
+
+
+def command_coverage(args: argparse.Namespace) -> int:
+    try:
+        cmap = coverage_map(args)
+    except CoverageInputError as exc:
+        print(f"harness coverage: {exc}", file=sys.stderr)
+        return 2
+    if args.output_format == "json":
+        print(json.dumps(as_json(cmap), indent=1))
+    else:
+        print(RENDERERS[args.output_format](cmap))
+    failing = cmap.failing()
+    if failing and not args.report_only:
+        print(f"harness coverage: {len(failing)} driver-side MUST(s) unchecked: {', '.join(failing)} "
+              "(--report-only to exit 0)", file=sys.stderr)
+        return 1
+    return 0
+

@@ -1,0 +1,117 @@
+"""The coverage map as text for a terminal or as a markdown page (``harness coverage --format``).
+
+Both list the rules in the map's order (driver-side MUSTs first), then the
+rules nothing checks, then everything that did not line up: statements of the
+spec text no rule names, anchors the text no longer has, mapping entries whose
+tests were not loaded, and other problems. Spec sentences are shown only from
+the user's own copy of the text (an unmapped statement's opening words), so
+the user can add a rule for it.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+
+from harness.app.coverage_map import CoverageMap, RuleCoverage, ordered
+
+#: Tests named per rule in the text output before "+N more".
+SHOWN_TESTS = 3
+EXCERPT_CHARS = 90
+
+_GROUP_TITLES = (
+    ("driver-side MUST", lambda c: c.rule.driver_side and c.rule.level == "MUST" and c.status != "not-checkable"),
+    ("driver-side SHOULD", lambda c: c.rule.driver_side and c.rule.level == "SHOULD" and c.status != "not-checkable"),
+    ("server-side", lambda c: not c.rule.driver_side and c.status != "not-checkable"),
+    ("not checkable by a run", lambda c: c.status == "not-checkable"),
+)
+
+
+def _groups(cmap: CoverageMap) -> list[tuple[str, list[RuleCoverage]]]:
+    rules = ordered(cmap.rules)
+    return [(title, [c for c in rules if belongs(c)]) for title, belongs in _GROUP_TITLES]
+
+
+def _tests(names: list[str], limit: int | None) -> str:
+    if limit is None or len(names) <= limit:
+        return ", ".join(names)
+    return ", ".join(names[:limit]) + f" (+{len(names) - limit} more)"
+
+
+def _excerpt(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= EXCERPT_CHARS else flat[:EXCERPT_CHARS - 3] + "..."
+
+
+def summary_line(cmap: CoverageMap) -> str:
+    counts = Counter(c.status for c in cmap.rules)
+    must = [c for c in cmap.rules if c.rule.driver_side and c.rule.level == "MUST" and c.status != "not-checkable"]
+    must_checked = sum(1 for c in must if c.status == "checked")
+    return (f"{len(cmap.rules)} rules: {counts['checked']} checked, {counts['exercised']} only exercised, "
+            f"{counts['unchecked']} unchecked, {counts['not-checkable']} not checkable by a run; "
+            f"driver-side MUSTs checked: {must_checked}/{len(must)}; unmapped statements: {len(cmap.unmapped)}; "
+            f"tests loaded: {cmap.tests_loaded}")
+
+
+def _trailer(cmap: CoverageMap, bullet: str) -> list[str]:
+    lines: list[str] = []
+    unchecked = [c for c in ordered(cmap.rules) if c.status in ("unchecked", "exercised")]
+    lines += ["", f"Nothing checks ({len(unchecked)}):"]
+    lines += [f"{bullet}{c.rule.id} ({'driver' if c.rule.driver_side else 'server'} {c.rule.level}"
+              f"{', only exercised' if c.status == 'exercised' else ''}): {c.rule.paraphrase}" for c in unchecked]
+    if cmap.unmapped:
+        lines += ["", f"Statements of the spec text that no rule names ({len(cmap.unmapped)}; new or reworded):"]
+        for u in cmap.unmapped:
+            s = u.statement
+            maybe = f" (perhaps a rewording of {', '.join(u.maybe)})" if u.maybe else ""
+            lines.append(f"{bullet}line {s.line} [{s.section}] {s.level} {s.scope} anchor {s.key}: "
+                         f"\"{_excerpt(s.text)}\"{maybe}")
+    stale = [c for c in cmap.rules if c.missing_anchors]
+    if stale:
+        lines += ["", f"Rules whose statement the spec text no longer has ({len(stale)}):"]
+        lines += [f"{bullet}{c.rule.id}: anchor(s) {', '.join(c.missing_anchors)} not found (cue: \"{c.rule.cue}\")"
+                  for c in stale]
+    if cmap.unverified:
+        lines += ["", f"Mapping entries whose tests were not loaded, taken as written ({len(cmap.unverified)}; "
+                      "give --specs to verify them):"]
+        lines += [f"{bullet}{entry}" for entry in cmap.unverified]
+    if cmap.problems:
+        lines += ["", f"Problems ({len(cmap.problems)}):"] + [f"{bullet}{p}" for p in cmap.problems]
+    return lines
+
+
+def render_text(cmap: CoverageMap) -> str:
+    lines = [f"Coverage of {cmap.spec_text}", summary_line(cmap)]
+    for title, rules in _groups(cmap):
+        if not rules:
+            continue
+        lines += ["", f"== {title} ({len(rules)})"]
+        for c in rules:
+            mark = {"checked": "ok ", "exercised": "~~ ", "unchecked": "-- ", "not-checkable": "n/a"}[c.status]
+            lines.append(f"{mark} {c.rule.id:<38} {c.rule.level:<6} [{c.rule.section}] {c.rule.paraphrase}")
+            if c.checked_by:
+                lines.append(f"      checked by: {_tests(c.checked_by, SHOWN_TESTS)}")
+            if c.exercised_by:
+                lines.append(f"      exercised by: {_tests(c.exercised_by, SHOWN_TESTS)}")
+            if c.rule.not_checkable:
+                lines.append(f"      not checkable: {c.rule.not_checkable}")
+    return "\n".join(lines + _trailer(cmap, "  - "))
+
+
+def render_markdown(cmap: CoverageMap) -> str:
+    lines = [f"# Coverage of the change-streams spec", "", f"Spec text: `{cmap.spec_text}`", "",
+             summary_line(cmap)]
+    for title, rules in _groups(cmap):
+        if not rules:
+            continue
+        lines += ["", f"## {title} ({len(rules)})", "", "| rule | level | section | rule, paraphrased | status | tests |",
+                  "| --- | --- | --- | --- | --- | --- |"]
+        for c in rules:
+            tests = _tests(c.checked_by, None) or (f"exercised by: {_tests(c.exercised_by, None)}"
+                                                   if c.exercised_by else c.rule.not_checkable or "")
+            cells = [c.rule.id, c.rule.level, c.rule.section, c.rule.paraphrase, c.status, tests.replace("|", "\\|")]
+            lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines + _trailer(cmap, "- "))
+
+
+RENDERERS: dict[str, Callable[[CoverageMap], str]] = {"text": render_text, "markdown": render_markdown}
