@@ -4,6 +4,9 @@ The upstream README lists prose tests every driver implements by hand; each
 live one is a :class:`~harness.engine.run.Check` here (``format="prose"``,
 ``file="change-streams-prose"``, named ``"<number>: <title>"``), ordered by
 number, with one check per variant where a test has several situations.
+Tests 9 and 12 of an earlier revision (removed from the live list; they need
+servers before 4.0.7) run through reply shaping and are named
+``"<number> (README at <commit>): <title>"`` (:mod:`prose_tests.earlier_revision`).
 Run them through :meth:`harness.engine.run.HarnessRun.run_test` like any test::
 
     from prose_tests import load_prose_checks
@@ -16,11 +19,14 @@ from __future__ import annotations
 from functools import partial
 
 from harness.engine.run import Check
-from prose_tests import resume_tokens, resuming, stream_lifecycle  # noqa: F401 - registers the checks
+from prose_tests import earlier_revision, resume_tokens, resuming, stream_lifecycle  # noqa: F401 - registers the checks
 from prose_tests.support import PROSE_FILE, REGISTRY, ProseContext, ProseTest, preflight
 
 #: Every live prose test of the upstream README, by number; each has at least one check.
 LIVE_PROSE_TESTS = (1, 2, 3, 4, 6, 7, 8, 11, 13, 14, 17, 18, 19)
+#: Prose tests the live README lists as removed, checked as an earlier revision numbered them
+#: (``earlier_revision.REVISION``), through reply shaping.
+EARLIER_REVISION_TESTS = (9, 12)
 
 
 def _ordered() -> list[ProseTest]:
@@ -43,4 +49,4 @@ def check_id(check: Check) -> str:
 
 CHECKS: list[Check] = load_prose_checks()
 
-__all__ = ["CHECKS", "LIVE_PROSE_TESTS", "check_id", "load_prose_checks"]
+__all__ = ["CHECKS", "EARLIER_REVISION_TESTS", "LIVE_PROSE_TESTS", "check_id", "load_prose_checks"]

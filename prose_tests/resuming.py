@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from bson import Int64
+
 from harness.core.constants import CURSOR_NOT_FOUND, RESUMABLE_LABEL
 from harness.core.errors import TestFailure
 from harness.core.matching import show
@@ -100,25 +102,72 @@ def resume_selects_with_initial_read_preference(cx: ProseContext) -> None:
                        "which the driver seam's ObservedEvent does not carry")
 
 
-@prose_test(8, "an error from killCursors during a resume is not raised to the application")
+def _failure_code(failure: Any) -> Any:
+    """The server code of a command-failed event's failure document (None if it has none)."""
+    return failure.get("code") if isinstance(failure, dict) else None
+
+
+def _kill_cursors_always_fail(cx: ProseContext) -> None:
+    """Every killCursors this check's client sends fails, however many and whenever it sends them.
+
+    Armed in the wire proxy, so the target's own fail point stays free for the getMore error.
+    """
+    cx.proxy_fail_point({"configureFailPoint": "failCommand", "mode": "alwaysOn",
+                   "data": {"failCommands": ["killCursors"], "appName": cx.app_name,
+                            "errorCode": RETRY_CHANGE_STREAM, "errorLabels": [RESUMABLE_LABEL]}})
+
+
+def _still_delivers(cx: ProseContext, change: dict[str, Any] | None, problem: TestFailure | None) -> None:
+    """The change written across the resume arrives, and so does the next one (no error held back for later)."""
+    _same_change(change, problem, 2)
+    cx.admin_collection.insert_one({"n": 3})
+    _same_change(*_next_change_later(cx), 3)
+    cx.proxy_fail_point({"configureFailPoint": "failCommand", "mode": "off"})  # closing the client kills cursors
+
+
+@prose_test(8, "an error from killCursors during a resume is not raised to the application", shaping=True)
 def kill_cursors_error_suppressed(cx: ProseContext) -> None:
     cx.open_client()
     cx.watch(maxAwaitTimeMS=200)
     cx.admin_collection.insert_one({"n": 1})
     cx.next_change()
     mark = len(cx.events())
-    # One fail point for both: the getMore fails (resumably, leaving the server
-    # cursor open), then the killCursors the driver sends for it fails too.
-    cx.fail_commands(["getMore", "killCursors"], times=2, errorCode=RETRY_CHANGE_STREAM,
-                     errorLabels=[RESUMABLE_LABEL])
+    # The getMore fails after the server checked its cursor out, which leaves the cursor open,
+    # so a driver has a cursor to kill; every killCursors fails, before or after the new aggregate.
+    cx.fail_point({"configureFailPoint": "failGetMoreAfterCursorCheckout", "mode": {"times": 1},
+                   "data": {"errorCode": RETRY_CHANGE_STREAM, "errorLabels": [RESUMABLE_LABEL]}})
+    _kill_cursors_always_fail(cx)
     cx.admin_collection.insert_one({"n": 2})
     change, problem = _next_change_later(cx)
     later = cx.events()[mark:]
+    require(bool(observed.failed(later, "getMore")), f"the injected getMore error never happened: {cx.command_list(later)}")
     if not observed.started(later, "killCursors"):
         raise TestSkipped("the driver sent no killCursors while resuming (the spec says SHOULD), so there was "
                            f"no killCursors error to suppress; commands sent: {cx.command_list(later)}")
-    require(bool(observed.failed(later, "killCursors")), f"the killCursors did not fail: {cx.command_list(later)}")
-    _same_change(change, problem, 2)
+    require(len(observed.failed(later, "killCursors")) == len(observed.started(later, "killCursors")),
+            f"not every killCursors failed: {cx.command_list(later)}")
+    _still_delivers(cx, change, problem)
+
+
+@prose_test(8, "a killCursors error is not raised when the server cursor is already gone", variant="cursor-gone",
+            shaping=True)
+def kill_cursors_error_suppressed_cursor_gone(cx: ProseContext) -> None:
+    cx.open_client()
+    cx.watch(maxAwaitTimeMS=200)
+    cx.admin_collection.insert_one({"n": 1})
+    cx.next_change()
+    cursor_id = observed.batches(cx.events())[-1].cursor_id
+    require(bool(cursor_id), "the stream's cursor id is unknown")
+    mark = len(cx.events())
+    # The server cursor is killed behind the driver's back: its next getMore fails with CursorNotFound.
+    cx.admin_collection.database.command({"killCursors": cx.collection_name, "cursors": [Int64(cursor_id)]})
+    _kill_cursors_always_fail(cx)
+    cx.admin_collection.insert_one({"n": 2})
+    change, problem = _next_change_later(cx)
+    later = cx.events()[mark:]
+    require(any(_failure_code(e.failure) == CURSOR_NOT_FOUND for e in observed.failed(later, "getMore")),
+            f"the getMore on the killed cursor did not fail with CursorNotFound: {cx.command_list(later)}")
+    _still_delivers(cx, change, problem)
 
 
 def _start_after_history(cx: ProseContext) -> Any:

@@ -33,6 +33,40 @@ def missing_resume_token_raises(cx: ProseContext) -> None:
                                           f"error should be the server's; got {error.describe()}")
 
 
+@prose_test(2, "a change that arrives without its _id raises, closes the stream and is not resumed",
+            variant="driver-side", shaping=True)
+def missing_resume_token_driver_side(cx: ProseContext) -> None:
+    """The driver's own check: the server sends the change, the wire proxy strips its ``_id``.
+
+    Servers before wire version 8 did not refuse such a change, so the driver
+    must: raise on that change, close the stream and not resume (the error is
+    not resumable: it is the driver's own).
+    """
+    cx.open_client()
+    cx.shape("unchecked-event-ids")
+    cx.watch(maxAwaitTimeMS=200)
+    cx.admin_collection.insert_one({"n": 1})
+    change, error = cx.attempt("iterateUntilDocumentOrError", "stream")
+    expect(error is not None, f"a change without _id should raise an error; iteration returned {show(change)}; "
+                              f"commands sent: {cx.command_list()}")
+    require(any(b.documents and not any("_id" in d for d in b.documents if isinstance(d, dict))
+                for b in observed.batches(cx.events())),
+            "no reply reached the driver with a change stripped of its _id (shaping did not apply)")
+    expect(error is not None and error.is_client_error,
+           f"the server sent the change without complaint, so the error must be the driver's own; got "
+           f"{error.describe() if error else None}")
+    mark = len(cx.events())
+    cx.admin_collection.insert_one({"n": 2})
+    again, later_error = cx.attempt("iterateOnce", "stream")
+    later = cx.events()
+    resumed = observed.started(later, "aggregate")[1:]
+    more = observed.started(later[mark:], "getMore")
+    expect(not resumed and not more and again is None,
+           "after the error the stream should be closed: no resume (aggregate) and no further getMore; iterating "
+           f"again gave {show(again) if later_error is None else later_error.describe()}; commands sent: "
+           f"{cx.command_list()}")
+
+
 @prose_test(7, "a cursor opened with an empty first batch is kept open by the driver")
 def empty_first_batch_cursor_kept(cx: ProseContext) -> None:
     cx.open_client()

@@ -47,29 +47,43 @@ class ProseTest:
     body: Callable[["ProseContext"], None]
     variant: str = ""
     requirement: Requirement | None = None
+    #: Whether the check needs a wire proxy in the driver's path (to reshape replies, or for fail points
+    #: the proxy emulates beside the target's own).
+    shaping: bool = False
+    #: Where the test comes from when not the live README: an earlier revision's list (its commit).
+    revision: str = ""
 
     @property
     def name(self) -> str:
+        if self.revision:
+            return f"{self.number} (README at {self.revision[:7]}): {self.title}"
         return f"{self.number}: {self.title}"
 
     @property
     def short_id(self) -> str:
-        """``11`` or ``11-empty-batch``: stable, for pytest ids and collection names."""
-        return f"{self.number}-{self.variant}" if self.variant else str(self.number)
+        """``11``, ``11-empty-batch`` or ``r51ca03b-9-...``: stable, for pytest ids and collection names."""
+        base = f"{self.number}-{self.variant}" if self.variant else str(self.number)
+        return f"r{self.revision[:7]}-{base}" if self.revision else base
 
 
 REGISTRY: list[ProseTest] = []
 
 
 def prose_test(number: int, title: str, *, variant: str = "", min_server_version: str | None = None,
-               topologies: tuple[str, ...] | None = None) -> Callable[[Callable[["ProseContext"], None]], Any]:
-    """Register a function as the check of prose test ``number`` (optionally one variant of it)."""
+               topologies: tuple[str, ...] | None = None, shaping: bool = False,
+               revision: str = "") -> Callable[[Callable[["ProseContext"], None]], Any]:
+    """Register a function as the check of prose test ``number`` (optionally one variant of it).
+
+    ``shaping``: the check reshapes replies (:meth:`ProseContext.shape`), so its
+    clients connect through a wire proxy. ``revision``: the commit of the earlier
+    README revision whose list numbers the test (not the live list).
+    """
 
     def register(body: Callable[["ProseContext"], None]) -> Callable[["ProseContext"], None]:
         requirement = None
         if min_server_version or topologies:
             requirement = Requirement(min_server_version=min_server_version, topologies=topologies)
-        REGISTRY.append(ProseTest(number, title, body, variant, requirement))
+        REGISTRY.append(ProseTest(number, title, body, variant, requirement, shaping, revision))
         return body
 
     return register
@@ -96,12 +110,17 @@ class ProseContext(Case):
         self.scope: Any = None
         self.collection_name = "prose_" + test.short_id.replace("-", "_")
         self.app_name = f"prose-{test.short_id}"[:40]
+        self.shaping: Any = None  # the ReplyShapingOwner of the proxy in the driver's path (shaping checks)
+        self._own_proxy: Any = None  # a proxy this check started, and stops when it closes
+        if test.revision:
+            self.details["prose_source"] = (f"mongodb/specifications@{test.revision}:"
+                                            f"source/change-streams/tests/README.rst, prose test {test.number}")
 
     def body(self) -> None:
         settings = self.run.options.settings
         with self.guarded():  # a scope opened after a timeout's teardown would never be closed
-            self.scope = self.run.driver.open_scope(self.run.driver_uri,
-                                                    iteration_timeout_s=settings.iteration_timeout_s)
+            uri = self._shaping_proxy_uri() if self.test.shaping else self.run.driver_uri
+            self.scope = self.run.driver.open_scope(uri, iteration_timeout_s=settings.iteration_timeout_s)
         try:
             self.reset_collection()
             self.test.body(self)
@@ -109,10 +128,42 @@ class ProseContext(Case):
             raise HarnessError(f"the harness's admin client failed: {exc}") from exc
 
     def close(self) -> list[str]:
-        """Close the check's clients; the run turns its fail points off afterwards."""
+        """Close the check's clients, then the check's own proxy (shaping off, checked); the run does the rest."""
         if self.scope is not None:
             self.scope.close()
-        return []
+        problems: list[str] = []
+        if self._own_proxy is not None:
+            from faults.shaping_owner import unregister
+
+            problems = self.shaping.clear_all()
+            for name in self._own_proxy.armed():
+                self._own_proxy.disable(name)
+                problems.append(f"fail point {name!r} was still armed in the check's wire proxy; turned off now")
+            unregister(self.shaping)
+            self._own_proxy.stop()
+        return problems
+
+    def _shaping_proxy_uri(self) -> str:
+        """Where a shaping check's clients connect: the run's wire proxy, or one started for this check.
+
+        A run with emulated fail points already has a proxy in the path, with
+        its shaping owner; otherwise the check puts a proxy of its own in front
+        of the target (fail points stay the target's own), owned and cleared
+        the same way, for the length of the check.
+        """
+        from faults.plugin import driver_facing_address
+        from faults.shaping_owner import ReplyShapingOwner, owner_for, register
+        from faults.wire import WireProxy
+
+        self.shaping = owner_for(self.run.target)
+        if self.shaping is not None:
+            return self.run.driver_uri
+        host, port = driver_facing_address(self.run.target)
+        proxy = WireProxy(host, port)
+        proxy.start()
+        self._own_proxy = proxy
+        self.shaping = register(ReplyShapingOwner(proxy, self.run.target))
+        return proxy.uri
 
     def failure_message(self, failure: TestFailure) -> str:
         return f"prose test {self.test.name}: {failure}"
@@ -203,10 +254,38 @@ class ProseContext(Case):
         return observed.started(self.events()[since:], "aggregate")
 
     # -- faults ---------------------------------------------------------------------------
+    def shape(self, profile: str | None = None, **shapings: Any) -> None:
+        """Reshape this check's client's change-stream replies (the record says so); off after the check."""
+        if self.shaping is None:
+            raise HarnessError(f"prose test {self.test.name} shapes replies but was not registered with shaping=True")
+        config: dict[str, Any] = {"appName": self.app_name, "shapings": shapings}
+        if profile:
+            config["profile"] = profile
+        with self.guarded():
+            self.shaping.arm(config)
+        self.shaping.attach(self.details)
+
     def fail_commands(self, commands: list[str], *, times: int = 1, **data: Any) -> None:
         """Arm ``failCommand`` for this check's client only; the run turns it off after the check."""
-        command = {"configureFailPoint": "failCommand", "mode": {"times": times},
-                   "data": {"failCommands": commands, "appName": self.app_name, **data}}
+        self.fail_point({"configureFailPoint": "failCommand", "mode": {"times": times},
+                         "data": {"failCommands": commands, "appName": self.app_name, **data}})
+
+    def proxy_fail_point(self, command: dict[str, Any]) -> None:
+        """Arm a fail point in the wire proxy in this check's path (checks registered with ``shaping=True``).
+
+        For a second fail point beside the target's own (a target may have one
+        ``failCommand`` slot for all names): in the check's own proxy it is
+        turned off when the check closes; in the run's proxy (emulated fail
+        points) the run's manager owns it like any other.
+        """
+        if self._own_proxy is None:
+            self.fail_point(command)
+            return
+        with self.guarded():
+            self._own_proxy.configure_fail_point(dict(command))
+
+    def fail_point(self, command: dict[str, Any]) -> None:
+        """Arm any fail point through the run's manager; it is turned off after the check."""
         try:
             with self.guarded():
                 self.run.failpoints.arm(command)
