@@ -1,7 +1,8 @@
 """``waitForEvent`` and ``assertEventCount``: counted with the test's comparator, never a wall-clock check here.
 
-An event family the runner does not capture (SDAM) makes the test ``skipped``
-with the reason, never an ``error`` and never a silent pass.
+Command, CMAP and SDAM events are counted; an event family the driver adapter does
+not capture makes the test ``skipped`` with the reason, never an ``error`` and never
+a silent pass.
 """
 
 from __future__ import annotations
@@ -58,6 +59,55 @@ def test_waiting_for_events_that_never_come_fails(embedded_run, tmp_path, monkey
     assert verdict.outcome == "failed" and "waitForEvent" in verdict.message and "published 0" in verdict.message
 
 
-def test_an_event_family_not_captured_is_skipped_with_the_reason(embedded_run, tmp_path):
-    verdict = _verdict(embedded_run, tmp_path, "waitForEvent", "{ serverDescriptionChangedEvent: {} }", 1)
-    assert verdict.outcome == "skipped" and "does not capture serverDescriptionChangedEvent" in verdict.message
+SDAM_HEADER = HEADER.replace("observeEvents: [ commandStartedEvent, connectionCheckedOutEvent ]",
+                             "observeEvents: [ serverDescriptionChangedEvent, topologyDescriptionChangedEvent ]")
+
+
+def _sdam_verdict(run, tmp_path, operation: str, event: str, count: int):
+    spec = tmp_path / "sdam-counts.yml"
+    spec.write_text(SDAM_HEADER.replace("OPERATION", operation).replace("EVENT", event).replace("COUNT", str(count)))
+    [test] = load_file(spec)
+    assert test.load_error is None, test.load_error
+    return run.verdict(test)
+
+
+def _wait_then_count(run, tmp_path, event: str, count: int):
+    """pymongo publishes SDAM events from a background queue, so a test waits for them before counting."""
+    spec = tmp_path / "sdam-wait-count.yml"
+    spec.write_text(SDAM_HEADER.replace("OPERATION", "waitForEvent").replace("EVENT", event).replace("COUNT", "1")
+                    + "      - { name: assertEventCount, object: testRunner,\n"
+                    + f"          arguments: {{ client: client0, event: {event}, count: {count} }} }}\n")
+    [test] = load_file(spec)
+    assert test.load_error is None, test.load_error
+    return run.verdict(test)
+
+
+def test_sdam_events_are_counted_by_their_description_types(embedded_run, tmp_path):
+    """The embedded target is a one-node replica set: its server becomes an RSPrimary, exactly once."""
+    primary = "{ serverDescriptionChangedEvent: { newDescription: { type: RSPrimary } } }"
+    verdict = _wait_then_count(embedded_run, tmp_path, primary, 1)
+    assert verdict.outcome == "passed", verdict.message
+    verdict = _wait_then_count(embedded_run, tmp_path, primary, 2)
+    assert verdict.outcome == "failed" and "published 1 matching" in verdict.message
+    topology = "{ topologyDescriptionChangedEvent: { newDescription: { type: ReplicaSetWithPrimary } } }"
+    assert _sdam_verdict(embedded_run, tmp_path, "waitForEvent", topology, 1).outcome == "passed"
+    standalone = "{ serverDescriptionChangedEvent: { newDescription: { type: Standalone } } }"
+    verdict = _sdam_verdict(embedded_run, tmp_path, "assertEventCount", standalone, 1)
+    assert verdict.outcome == "failed" and "published 0 matching" in verdict.message
+
+
+def test_an_event_family_the_driver_adapter_lacks_is_skipped_with_the_reason(embedded_run, tmp_path, monkeypatch):
+    """A driver adapter without SDAM capture (pymongo patched to lack it): skipped, never an error or a pass."""
+    from harness.core.ports import DriverLacksFeature
+    from harness.drivers.pymongo.adapter import PyMongoScope
+
+    original = PyMongoScope.events
+
+    def without_sdam(self, client_id, event_type="command"):
+        if event_type == "sdam":
+            raise DriverLacksFeature("event type 'sdam' is not observed by this adapter")
+        return original(self, client_id, event_type)
+
+    monkeypatch.setattr(PyMongoScope, "events", without_sdam)
+    verdict = _sdam_verdict(embedded_run, tmp_path, "waitForEvent", "{ serverDescriptionChangedEvent: {} }", 1)
+    assert verdict.outcome == "skipped" and "'sdam' is not observed" in verdict.message

@@ -116,9 +116,9 @@ def test_the_newest_implemented_version_is_accepted(tmp_path: Path) -> None:
 
 
 def test_assertions_this_runner_cannot_make_are_an_error_not_a_silent_pass(tmp_path: Path) -> None:
-    spec = tmp_path / "logs.yml"
-    spec.write_text('description: logs\nschemaVersion: "1.13"\ncreateEntities:\n  - client: {id: c0}\n'
+    spec = tmp_path / "tracing.yml"
+    spec.write_text('description: tracing\nschemaVersion: "1.28"\ncreateEntities:\n  - client: {id: c0}\n'
                     'tests:\n  - description: t\n    operations: []\n'
-                    '    expectLogMessages: [{client: c0, messages: []}]\n')
+                    '    expectTracingMessages: [{client: c0, spans: [{name: find, attributes: {}}]}]\n')
     (test,) = load_file(spec)
-    assert "$.tests[0]" in test.load_error and "expectLogMessages" in test.load_error
+    assert "$.tests[0]" in test.load_error and "expectTracingMessages" in test.load_error

@@ -101,6 +101,18 @@ class EventExpectation:
 
 
 @dataclass
+class LogExpectation:
+    """Log messages one client must have emitted, in order (the unified format's ``expectLogMessages``)."""
+
+    client: str
+    messages: list[dict[str, Any]]
+    #: Messages left out before comparing (any that matches one of these).
+    ignore_messages: list[dict[str, Any]] = field(default_factory=list)
+    ignore_extra_messages: bool = False
+    label: str = "expectLogMessages"
+
+
+@dataclass
 class SpecTest:
     """A test ready to run, whatever file format it was written in."""
 
@@ -119,6 +131,8 @@ class SpecTest:
     #: the operations and must match this; no error at all fails the test.
     expect_error: dict[str, Any] | None = None
     expect_events: list[EventExpectation] = field(default_factory=list)
+    #: Structured log messages clients must emit (``expectLogMessages``).
+    expect_log_messages: list[LogExpectation] = field(default_factory=list)
     #: Collections whose exact contents are checked after the test (``outcome``).
     expected_data: list[CollectionData] = field(default_factory=list)
     #: Set when the file or test could not be loaded; the test is then an ``error``.

@@ -75,6 +75,35 @@ class ObservedEvent:
     duration_s: float | None = None
     #: Why a connection closed or a check-out failed (CMAP events).
     reason: str | None = None
+    #: SDAM events: the server or topology description before and after (``{"type": "RSPrimary"}``...).
+    previous_description: dict[str, Any] | None = None
+    new_description: dict[str, Any] | None = None
+    #: Heartbeat events: whether the check was an awaited (streaming) one.
+    awaited: bool | None = None
 
     def summary(self) -> str:
         return f"{self.kind}({self.command_name})"
+
+
+@dataclass
+class ObservedLogMessage:
+    """One structured log message a client under test emitted (the unified format's ``expectLogMessages``).
+
+    ``level`` and ``component`` use the logging spec's names (``debug``, ``command``); ``data`` is the
+    message's key-value pairs, with documents (``command``, ``reply``, ``failure``) as the driver logged
+    them (extended JSON strings for pymongo).
+    """
+
+    level: str
+    component: str
+    data: dict[str, Any]
+
+    def summary(self) -> str:
+        return f"{self.component}/{self.level}: {self.data.get('message', '')}"
+
+
+#: SDAM events, by the unified format's names (``eventType: sdam``, ``waitForEvent``, ``assertEventCount``).
+SDAM_EVENTS = (
+    "serverDescriptionChangedEvent", "topologyDescriptionChangedEvent", "serverHeartbeatStartedEvent",
+    "serverHeartbeatSucceededEvent", "serverHeartbeatFailedEvent", "topologyOpeningEvent", "topologyClosedEvent",
+)

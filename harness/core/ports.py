@@ -25,7 +25,13 @@ from harness.core.observations import ObservedEvent
 
 
 class UnsupportedOperation(Exception):
-    """The adapter has no implementation for an operation, entity kind or option."""
+    """The adapter cannot carry out what it was asked (a malformed call, a missing entity): an ``error``."""
+
+
+class DriverLacksFeature(UnsupportedOperation):
+    """The format defines this (an operation, argument, entity option, event family, structured logging)
+    and the adapter does not implement it: the test is ``skipped`` with this reason, never an ``error``.
+    A name the format does not define is refused when the file is loaded, so it never gets this far."""
 
 
 class DriverScope(Protocol):

@@ -4,6 +4,8 @@ Spec tests, prose checks and fault campaigns all go through :func:`run_case`.
 A test is a :class:`Case`: its :meth:`Case.body` does the work and says what
 it found by raising (:class:`~harness.core.errors.TestFailure`,
 :class:`~harness.core.errors.TestSkipped`, anything else is an ``error``);
+a :class:`~harness.core.ports.DriverLacksFeature` (the format defines what the
+test asks, the driver adapter does not implement it) is ``skipped``;
 its :meth:`Case.close` closes what the test itself opened (its driver's
 clients). The body runs in a worker thread; past the deadline the caller's
 thread tears the test down, which closes its clients and so unblocks the
@@ -22,7 +24,7 @@ from typing import Any
 
 from harness.core.errors import HarnessError, TestFailure, TestSkipped
 from harness.core.matching import UnsupportedAssertion
-from harness.core.ports import UnsupportedOperation
+from harness.core.ports import DriverLacksFeature, UnsupportedOperation
 from harness.core.verdicts import ERROR, FAILED, PASSED, SKIPPED, Verdict, with_cleanup_problems
 
 
@@ -77,6 +79,8 @@ def _raw_verdict(case: Case) -> Verdict:
         return case.body() or Verdict(PASSED)
     except TestSkipped as exc:
         return Verdict(SKIPPED, str(exc))
+    except DriverLacksFeature as exc:  # a feature the driver lacks is a skip with the reason, never an error
+        return Verdict(SKIPPED, f"{case.current}: the driver adapter does not implement this: {exc}")
     except TestFailure as exc:
         return Verdict(FAILED, case.failure_message(exc), [str(m) for m in exc.mismatches])
     except (HarnessError, UnsupportedOperation, UnsupportedAssertion) as exc:

@@ -27,6 +27,11 @@ class TestContext(Case):
         self.runner = runner
         self.test = test
         self.scope: Any = None
+        #: What test-runner operations opened for this test alone (a direct client to a pinned mongos and
+        #: its fail points): each returns problems, called after the scope is closed.
+        self.closers: list[Callable[[], list[str]]] = []
+        #: ``targetedFailPoint``'s fail-point managers on servers the run's manager does not reach, by address.
+        self.direct_failpoints: dict[tuple[str, int], Any] = {}
 
     def body(self) -> None:
         self.runner.body(self)
@@ -34,7 +39,10 @@ class TestContext(Case):
     def close(self) -> list[str]:
         if self.scope is not None:
             self.scope.close()
-        return []
+        problems: list[str] = []
+        for closer in reversed(self.closers):
+            problems.extend(closer())
+        return problems
 
 
 TestRunnerOperation = Callable[[TestContext, Operation], Any]

@@ -22,8 +22,8 @@ verdict and the run goes on.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pymongo import ReadPreference
@@ -36,14 +36,18 @@ from pymongo.read_concern import ReadConcern
 from harness.core.errors import HarnessError, TestFailure
 from harness.core.matching import Mismatch, show
 from harness.core.matching.table import comparator_for
-from harness.core.model import NOT_GIVEN, TEST_RUNNER, CollectionData, EventExpectation, Operation, SpecTest
+from harness.core.matching.log_messages import match_log_messages
+from harness.core.model import (NOT_GIVEN, TEST_RUNNER, CollectionData, EventExpectation, LogExpectation, Operation,
+                                SpecTest)
 from harness.core.observations import DriverOperationError, ErrorInfo, NoChangeWithin
-from harness.core.ports import DriverAdapter, FailPointError, Target, UnsupportedOperation
+from harness.core.ports import DriverAdapter, DriverLacksFeature, FailPointError, Target, UnsupportedOperation
 from harness.core.requirements import skip_reason
 from harness.core.verdicts import ERROR, SKIPPED, Verdict
 from harness.engine.failpoints import FailPointManager
+from harness.formats.unified_operations import NESTED_OPERATIONS, TEST_RUNNER as FORMAT_RUNNER_OPERATIONS, any_arguments_of
 from harness.engine.operation_table import TEST_RUNNER_OPERATIONS, TestContext, test_runner_operation
 import harness.engine.runner_operations  # noqa: F401 - registers the unified format's test-runner operations
+import harness.engine.targeted_failpoint  # noqa: F401 - registers targetedFailPoint
 
 MAJORITY = WriteConcern("majority")
 
@@ -103,6 +107,9 @@ class SpecRunner:
         """The verdict of a test that must not run here (it did not load, or does not apply), else None."""
         if test.load_error:
             return Verdict(ERROR, test.load_error)
+        unknown = _unimplemented_runner_operation(test)
+        if unknown:
+            return unknown
         if self.settings.require_schema and test.schema == "none":
             return Verdict(ERROR, NO_SCHEMA_MESSAGE.format(file=test.file))
         reason = skip_reason(test, self.target) or next(
@@ -141,6 +148,9 @@ class SpecRunner:
         context.current = "checking events"
         for expectation in test.expect_events:
             self._check_events(context, expectation)
+        context.current = "checking log messages"
+        for log_expectation in test.expect_log_messages:
+            self._check_log_messages(context, log_expectation)
         context.current = "checking collection contents"
         for data in test.expected_data:
             self._check_data(data)
@@ -166,40 +176,66 @@ class SpecRunner:
 
     def _run_operations(self, context: TestContext) -> ErrorInfo | None:
         """Run every operation; return the error that ended them, for a test-level expectation."""
+        for index, operation in enumerate(context.test.operations):
+            error = self._run_one(context, operation, operation.label or f"operations[{index}]")
+            if error is not None:
+                return error
+        return None
+
+    def _run_one(self, context: TestContext, operation: Operation, label: str, in_callback: bool = False) -> ErrorInfo | None:
+        """Run one operation and check its result or error as soon as it is known.
+
+        Returns the error only when the test expects one at test level (legacy). In a callback
+        (``withTransaction``), an error is checked against ``expectError`` and then raised again,
+        whatever ``expectError``/``ignoreResultAndError`` say: the unified format has it reach the driver.
+        """
         test = context.test
         comparator = comparator_for(test.comparator)
         session = context.scope
         assert session is not None
-        for index, operation in enumerate(test.operations):
-            label = operation.label or f"operations[{index}]"
-            context.current = f"{label} ({operation.name} on {operation.object})"
-            try:
-                result = self._execute(context, operation)
-            except DriverOperationError as exc:
-                if test.expect_error is not None:
-                    return exc.info
-                if operation.ignore_result_and_error:
-                    continue
-                if operation.expect_error is None:
-                    raise TestFailure(f"{label}: {operation.name} raised an unexpected error: {exc.info.describe()}") from exc
+        context.current = f"{label} ({operation.name} on {operation.object})"
+        try:
+            result = self._execute(context, operation)
+        except DriverOperationError as exc:
+            if test.expect_error is not None:
+                return exc.info
+            if operation.expect_error is not None:
                 found = comparator.match_error(operation.expect_error, exc.info, f"{label}.expectError", session)
                 if found:
                     raise TestFailure(_describe(f"{label}: {operation.name} raised the wrong error", found,
                                                 error=exc.info), found) from exc
-                continue
-            except NoChangeWithin as exc:
-                expected = "" if operation.expect_result is NOT_GIVEN else f"; expected {show(operation.expect_result)}"
-                raise TestFailure(f"{label}: {exc}{expected}") from exc
-            if operation.expect_error is not None:
-                raise TestFailure(f"{label}: {operation.name} was expected to raise an error matching "
-                                  f"{show(operation.expect_error)}, but returned {show(result)}")
-            if operation.save_result_as_entity:
-                session.set_entity(operation.save_result_as_entity, result)
-            if operation.expect_result is not NOT_GIVEN and not operation.ignore_result_and_error:
-                found = comparator.match_result(operation.expect_result, result, label, session)
-                if found:
-                    raise TestFailure(_describe(f"{label}: {operation.name} result does not match", found), found)
+            elif not operation.ignore_result_and_error and not in_callback:
+                raise TestFailure(f"{label}: {operation.name} raised an unexpected error: {exc.info.describe()}") from exc
+            if in_callback:
+                raise exc.info.exception or exc
+            return None
+        except NoChangeWithin as exc:
+            expected = "" if operation.expect_result is NOT_GIVEN else f"; expected {show(operation.expect_result)}"
+            raise TestFailure(f"{label}: {exc}{expected}") from exc
+        if operation.expect_error is not None:
+            raise TestFailure(f"{label}: {operation.name} was expected to raise an error matching "
+                              f"{show(operation.expect_error)}, but returned {show(result)}")
+        if operation.save_result_as_entity:
+            session.set_entity(operation.save_result_as_entity, result)
+        if operation.expect_result is not NOT_GIVEN and not operation.ignore_result_and_error:
+            found = comparator.match_result(operation.expect_result, result, label, session)
+            if found:
+                raise TestFailure(_describe(f"{label}: {operation.name} result does not match", found), found)
         return None
+
+    def _with_callbacks(self, context: TestContext, operation: Operation) -> Operation:
+        """An operation whose argument is a list of operations (``withTransaction``'s ``callback``) gets a
+        function in its place that runs them through this runner, checked as any others."""
+        key = NESTED_OPERATIONS.get(operation.name)
+        inner = operation.arguments.get(key) if key else None
+        if not isinstance(inner, list):
+            return operation
+
+        def callback() -> None:
+            for index, nested in enumerate(inner):
+                self._run_one(context, nested, nested.label or f"{operation.label}.{key}[{index}]", in_callback=True)
+
+        return replace(operation, arguments={**operation.arguments, key: callback})
 
     def _execute(self, context: TestContext, operation: Operation) -> Any:
         if operation.object == TEST_RUNNER:
@@ -210,7 +246,12 @@ class SpecRunner:
             return implementation(context, operation)
         context.check_alive()
         assert context.scope is not None
-        return context.scope.run(operation)
+        try:
+            return context.scope.run(self._with_callbacks(context, operation))
+        except DriverLacksFeature as exc:
+            if any_arguments_of(operation.name) is None:  # not a feature the driver lacks: a name nobody defines
+                raise HarnessError(f"{operation.label}: unknown operation {operation.name!r}: {exc}") from exc
+            raise DriverLacksFeature(f"{operation.label}: {exc}") from exc
 
     def _check_data(self, expected: CollectionData) -> None:
         """The collection holds exactly these documents (by ``_id``; key order aside), read by the admin client."""
@@ -232,6 +273,8 @@ class SpecRunner:
         comparator = comparator_for(context.test.comparator)
         try:
             published = context.scope.events(expectation.client, event_type=expectation.event_type)
+        except DriverLacksFeature:
+            raise
         except UnsupportedOperation as exc:
             raise HarnessError(f"{expectation.label}: {exc}") from exc
         observed = [e for e in published if e.command_name not in expectation.skip_commands]
@@ -251,6 +294,43 @@ class SpecRunner:
             extra = observed[len(expectation.events):]
             raise TestFailure(f"{label}: {len(extra)} unexpected extra event(s) after the expected "
                               f"{len(expectation.events)}: {_event_list(extra)}")
+
+
+    def _check_log_messages(self, context: TestContext, expectation: LogExpectation) -> None:
+        """``expectLogMessages``: the client's structured log messages, by the unified format's rules."""
+        assert context.scope is not None
+        read = getattr(context.scope, "log_messages", None)
+        if read is None:
+            raise DriverLacksFeature(f"{expectation.label}: the driver adapter has no structured log capture")
+        observed = read(expectation.client)
+        found = match_log_messages(expectation, observed, expectation.label, context.scope)
+        if found:
+            raise TestFailure(_describe(f"{expectation.label}: log messages of {expectation.client} do not match",
+                                        found) + f"\n  observed: {[m.summary() for m in observed]}", found)
+
+
+def _all_operations(operations: list[Operation]) -> Iterator[Operation]:
+    """Operations and, depth first, those nested in their arguments (``withTransaction``'s callback)."""
+    for operation in operations:
+        yield operation
+        key = NESTED_OPERATIONS.get(operation.name)
+        inner = operation.arguments.get(key) if key else None
+        if isinstance(inner, list):
+            yield from (op for op in _all_operations(inner) if isinstance(op, Operation))
+
+
+def _unimplemented_runner_operation(test: SpecTest) -> Verdict | None:
+    """Checked before anything runs: a test-runner operation nobody registered is an ``error`` (a typo, or a
+    plug-in that is not installed), one the unified format defines but this runner lacks is ``skipped``."""
+    for operation in _all_operations(test.operations):
+        if operation.object != TEST_RUNNER or operation.name in TEST_RUNNER_OPERATIONS:
+            continue
+        if operation.name in FORMAT_RUNNER_OPERATIONS:
+            return Verdict(SKIPPED, f"{operation.label}: the test-runner operation {operation.name} is not "
+                                    "implemented by this runner")
+        return Verdict(ERROR, f"{test.file}: {operation.label}: unknown test-runner operation {operation.name!r} "
+                              f"(known: {sorted(TEST_RUNNER_OPERATIONS)})")
+    return None
 
 
 #: Test-runner operations that configure a fail point (the unified format's condition for fast heartbeats).

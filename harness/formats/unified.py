@@ -23,10 +23,13 @@ from harness.core.model import (
     CollectionData,
     EntitySpec,
     EventExpectation,
+    LogExpectation,
     Operation,
     Requirement,
     SpecTest,
 )
+from harness.formats.unified_operation_check import OperationProblem, check_operations, entity_kinds
+from harness.formats.unified_operations import NESTED_OPERATIONS
 from harness.formats.unified_schema import SchemaProblem, validate
 
 FORMAT = "unified"
@@ -34,7 +37,7 @@ COMPARATOR = "unified"
 
 
 #: Test keys whose assertions this runner cannot make; a test using one is an ``error``, never a silent pass.
-_UNSUPPORTED_TEST_KEYS = frozenset({"expectLogMessages", "expectTracingMessages"})
+_UNSUPPORTED_TEST_KEYS = frozenset({"expectTracingMessages"})
 
 
 class UnifiedFormatError(ValueError):
@@ -62,12 +65,15 @@ def load_unified(file: str, data: dict[str, Any], lines: list[int | None]) -> li
         line = lines[index] if index < len(lines) else None
         try:
             tests.append(replace(_test(file, raw, line, file_requirements, entities, initial_data), schema=schema))
-        except (UnifiedFormatError, KeyError, TypeError, AttributeError) as exc:  # only without a schema to check
-            exc = exc if isinstance(exc, UnifiedFormatError) else UnifiedFormatError(f"malformed: {exc!r}")
+        except (UnifiedFormatError, OperationProblem, KeyError, TypeError, AttributeError) as exc:
+            # (malformed shapes get here only without a schema to check; unknown operation names always can)
+            known = isinstance(exc, (UnifiedFormatError, OperationProblem))
+            exc = exc if known else UnifiedFormatError(f"malformed: {exc!r}")
             description = raw.get("description") if isinstance(raw, dict) else None
+            named = f" ({description!r})" if description else ""
             tests.append(SpecTest(file=file, format=FORMAT, description=description or f"<tests[{index}]>",
                                   comparator=COMPARATOR, line=line, schema=schema,
-                                  load_error=f"{file}: $.tests[{index}]: {exc}"))
+                                  load_error=f"{file}: $.tests[{index}]{named}: {exc}"))
     return tests
 
 
@@ -83,6 +89,7 @@ def _test(file: str, raw: dict[str, Any], line: int | None, file_requirements: l
         raise UnifiedFormatError(f"{', '.join(unchecked)}: not supported by this runner (it would go unchecked)")
     groups = [g for g in (file_requirements, _requirements(raw.get("runOnRequirements"))) if g is not None]
     operations = [_operation(op, f"operations[{i}]") for i, op in enumerate(raw["operations"])]
+    check_operations(operations, entity_kinds(entities))
     return SpecTest(
         file=file,
         format=FORMAT,
@@ -96,6 +103,8 @@ def _test(file: str, raw: dict[str, Any], line: int | None, file_requirements: l
                       for c in initial_data],
         operations=operations,
         expect_events=[_events(e, f"expectEvents[{i}]") for i, e in enumerate(raw.get("expectEvents", []))],
+        expect_log_messages=[_log_messages(e, f"expectLogMessages[{i}]")
+                             for i, e in enumerate(raw.get("expectLogMessages", []))],
         expected_data=[_collection_data(c) for c in raw.get("outcome", [])],
         uses_failpoints=any(op.name in ("failPoint", "targetedFailPoint") for op in operations),
     )
@@ -139,6 +148,10 @@ def _operation(raw: dict[str, Any], label: str) -> Operation:
     arguments = dict(raw.get("arguments", {}))
     if raw["name"] == "createEntities" and isinstance(arguments.get("entities"), list):
         arguments["entities"] = [_entity(e) for e in arguments["entities"]]
+    nested = NESTED_OPERATIONS.get(raw["name"])
+    if nested and isinstance(arguments.get(nested), list):  # withTransaction's callback: operations the runner runs
+        arguments[nested] = [_operation(op, f"{label}.arguments.{nested}[{i}]")
+                             for i, op in enumerate(arguments[nested])]
     return Operation(
         name=raw["name"],
         object=raw["object"],
@@ -160,3 +173,13 @@ def _events(raw: dict[str, Any], label: str) -> EventExpectation:
         label=label,
     )
 
+
+
+def _log_messages(raw: dict[str, Any], label: str) -> LogExpectation:
+    return LogExpectation(
+        client=raw["client"],
+        messages=list(raw["messages"]),
+        ignore_messages=list(raw.get("ignoreMessages", [])),
+        ignore_extra_messages=bool(raw.get("ignoreExtraMessages", False)),
+        label=label,
+    )

@@ -132,6 +132,14 @@ EVENT_ASSERTIONS: dict[str, dict[str, EventAssertion]] = {
     **{kind: {"hasServiceId": _has_service_id} for kind in CMAP_EVENTS.values()},
     **{kind: {"hasServiceId": _has_service_id, "reason": _equals("reason")}
        for kind in ("connectionClosedEvent", "connectionCheckOutFailedEvent")},
+    # SDAM events: descriptions are matched as root-level documents (the spec asserts ``type``, ignores the rest).
+    **{kind: {"previousDescription": _root_document("previous_description"),
+              "newDescription": _root_document("new_description")}
+       for kind in ("serverDescriptionChangedEvent", "topologyDescriptionChangedEvent")},
+    **{kind: {"awaited": _equals("awaited")}
+       for kind in ("serverHeartbeatStartedEvent", "serverHeartbeatSucceededEvent", "serverHeartbeatFailedEvent")},
+    "topologyOpeningEvent": {},
+    "topologyClosedEvent": {},
 }
 
 
@@ -160,7 +168,7 @@ class UnifiedComparator:
         (kind, body), = expected.items()
         if kind != actual.kind:
             return [Mismatch(path, kind, actual.kind, f"expected a {kind}, observed a {actual.kind}"
-                                                      f" for {actual.command_name}")]
+                                                      + (f" for {actual.command_name}" if actual.command_name else ""))]
         table = EVENT_ASSERTIONS.get(kind)
         if table is None:
             raise UnsupportedAssertion(f"{path}: event type {kind!r} is not supported by this runner")

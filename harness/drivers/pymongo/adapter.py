@@ -17,10 +17,13 @@ from pymongo.cursor import Cursor
 from harness.core.constants import ALL_COMMAND_EVENTS, CMAP_EVENTS
 from harness.core.model import EntitySpec, Operation
 from harness.core.observations import DriverOperationError, ObservedEvent
-from harness.core.ports import UnsupportedOperation
-from harness.drivers.pymongo.apm import CommandRecorder, PoolRecorder
+from harness.core.ports import DriverLacksFeature, UnsupportedOperation
+from harness.core.observations import SDAM_EVENTS
+from harness.drivers.pymongo.apm import CommandRecorder, PoolRecorder, SdamRecorder
+from harness.drivers.pymongo.logs import TAP, ClientLogs
 from harness.drivers.pymongo.errors import DRIVER_EXCEPTIONS, error_info, raised_by_driver
 from harness.drivers.pymongo.operations import OPERATIONS
+from harness.drivers.pymongo.timeouts import client_timeout, remember
 from harness.drivers.pymongo.spec_options import collection_options
 from harness.targets.uris import single_host_uri
 
@@ -28,7 +31,7 @@ from harness.targets.uris import single_host_uri
 #: ignored (ignoring, say, ``awaitMinPoolSizeMS`` would silently change what a test observes).
 _CLIENT_KEYS = {
     "id", "uriOptions", "useMultipleMongoses", "observeEvents", "ignoreCommandMonitoringEvents",
-    "observeSensitiveCommands", "serverApi",
+    "observeSensitiveCommands", "serverApi", "observeLogMessages",
 }
 
 
@@ -81,6 +84,14 @@ class PyMongoScope:
         self._entities: dict[str, Any] = {}
         self._recorders: dict[str, CommandRecorder] = {}
         self._pools: dict[str, PoolRecorder] = {}
+        self._sdam: dict[str, SdamRecorder] = {}
+        self._logs: dict[str, ClientLogs] = {}
+        self._log_topologies: list[Any] = []
+        #: Client-side operation timeouts (CSOT) the driver has no object for: entity id -> timeoutMS of a
+        #: database or collection entity (``timeoutMS`` in its options), or a session's ``defaultTimeoutMS``;
+        #: and id() of a change stream or cursor -> the timeout it was created with, for its iterations.
+        self.timeouts: dict[str, int] = {}
+        self.iteration_timeouts: dict[int, int] = {}
         self._clients: list[MongoClient] = []
         #: Session entity -> its lsid, kept from creation since an ended session no longer tells.
         self._lsids: dict[str, Any] = {}
@@ -94,7 +105,7 @@ class PyMongoScope:
             raise UnsupportedOperation(f"entity {spec.id!r} is defined twice")
         factory = _ENTITY_FACTORIES.get(spec.kind)
         if factory is None:
-            raise UnsupportedOperation(f"entity type {spec.kind!r} is not supported by the pymongo adapter")
+            raise DriverLacksFeature(f"entity type {spec.kind!r} is not supported by the pymongo adapter")
         self._entities[spec.id] = factory(self, spec)
 
     def entity(self, entity_id: str) -> Any:
@@ -114,7 +125,7 @@ class PyMongoScope:
     def _client(self, spec: EntitySpec) -> MongoClient:
         unknown = set(spec.options) - _CLIENT_KEYS
         if unknown:
-            raise UnsupportedOperation(f"client {spec.id!r}: unsupported option(s) {sorted(unknown)}")
+            raise DriverLacksFeature(f"client {spec.id!r}: unsupported option(s) {sorted(unknown)}")
         # The driver's own defaults: the specs' procedures create plain clients, and
         # the runner's per-test deadline, not client options, bounds a hung target.
         options = dict(spec.options.get("uriOptions", {}))
@@ -130,11 +141,15 @@ class PyMongoScope:
             observe_sensitive=bool(spec.options.get("observeSensitiveCommands", False)),
         )
         pool = PoolRecorder(observe=[e for e in spec.options.get("observeEvents", []) if e in CMAP_EVENTS.values()])
+        sdam = SdamRecorder(observe=[e for e in spec.options.get("observeEvents", []) if e in SDAM_EVENTS])
+        logs = self._client_logs(spec)
         uri = self.uri
         if spec.options.get("useMultipleMongoses") is False:
             uri = single_host_uri(uri)
+        if logs is not None:  # not connected until the log tap knows the client, so its first messages are kept
+            options["connect"] = False
         try:
-            client = MongoClient(uri, event_listeners=[recorder, pool], **options)
+            client = MongoClient(uri, event_listeners=[recorder, pool, sdam], **options)
         except DRIVER_EXCEPTIONS as exc:
             if not raised_by_driver(exc):
                 raise
@@ -142,17 +157,43 @@ class PyMongoScope:
         self._clients.append(client)
         self._recorders[spec.id] = recorder
         self._pools[spec.id] = pool
+        self._sdam[spec.id] = sdam
+        if logs is not None:
+            topology_id = client._topology_settings._topology_id
+            TAP.observe(topology_id, logs)
+            self._log_topologies.append(topology_id)
+            self._logs[spec.id] = logs
+            client._get_topology()
         return client
+
+    def _client_logs(self, spec: EntitySpec) -> ClientLogs | None:
+        levels = spec.options.get("observeLogMessages")
+        if levels is None:
+            return None
+        try:
+            return ClientLogs(levels)
+        except (ValueError, KeyError) as exc:
+            raise DriverLacksFeature(f"client {spec.id!r}: {exc}") from exc
 
     def _database(self, spec: EntitySpec) -> Any:
         client = self.entity(spec.options["client"])
-        return client.get_database(spec.options["databaseName"], **collection_options(spec.options.get("databaseOptions")))
+        options = self._entity_timeout(spec.id, spec.options.get("databaseOptions"), None)
+        return client.get_database(spec.options["databaseName"], **collection_options(options))
 
     def _collection(self, spec: EntitySpec) -> Any:
         database = self.entity(spec.options["database"])
-        return database.get_collection(
-            spec.options["collectionName"], **collection_options(spec.options.get("collectionOptions"))
-        )
+        options = self._entity_timeout(spec.id, spec.options.get("collectionOptions"), spec.options["database"])
+        return database.get_collection(spec.options["collectionName"], **collection_options(options))
+
+    def _entity_timeout(self, entity_id: str, options: dict[str, Any] | None, parent: str | None) -> dict[str, Any]:
+        """Take ``timeoutMS`` out of database/collection options (pymongo has it per client or per block of
+        code only): remembered for the entity's operations, inherited by a collection from its database."""
+        rest = dict(options or {})
+        if "timeoutMS" in rest:
+            self.timeouts[entity_id] = rest.pop("timeoutMS")
+        elif parent in self.timeouts:
+            self.timeouts[entity_id] = self.timeouts[parent]
+        return rest
 
     def _session(self, spec: EntitySpec) -> Any:
         client = self.entity(spec.options["client"])
@@ -162,8 +203,10 @@ class PyMongoScope:
             kwargs["causal_consistency"] = options.pop("causalConsistency")
         if "snapshot" in options:
             kwargs["snapshot"] = options.pop("snapshot")
+        if "defaultTimeoutMS" in options:  # pymongo's sessions have no such option: applied by the scope
+            self.timeouts[spec.id] = options.pop("defaultTimeoutMS")
         if options:
-            raise UnsupportedOperation(f"session {spec.id!r}: unsupported option(s) {sorted(options)}")
+            raise DriverLacksFeature(f"session {spec.id!r}: unsupported option(s) {sorted(options)}")
         session = client.start_session(**kwargs)
         self._lsids[spec.id] = session.session_id
         return session
@@ -194,10 +237,14 @@ class PyMongoScope:
     def run(self, operation: Operation) -> Any:
         implementation = OPERATIONS.get(operation.name)
         if implementation is None:
-            raise UnsupportedOperation(f"operation {operation.name!r} is not implemented by the pymongo adapter")
+            raise DriverLacksFeature(f"operation {operation.name!r} is not implemented by the pymongo adapter")
         target = self.entity(operation.object)
+        arguments = dict(operation.arguments)
         try:
-            return implementation(self, target, dict(operation.arguments))
+            with client_timeout(self, operation, target, arguments) as milliseconds:
+                result = implementation(self, target, arguments)
+            remember(self, result, milliseconds)
+            return result
         except DRIVER_EXCEPTIONS as exc:
             if not raised_by_driver(exc):
                 raise UnsupportedOperation(f"{operation.name}: the adapter called pymongo wrongly: "
@@ -206,13 +253,28 @@ class PyMongoScope:
 
     def events(self, client_id: str, event_type: str = "command") -> list[ObservedEvent]:
         """What one client published: command monitoring events, or ``cmap`` connection pool events."""
-        recorders = {"command": self._recorders, "cmap": self._pools}.get(event_type)
+        recorders = {"command": self._recorders, "cmap": self._pools, "sdam": self._sdam}.get(event_type)
         if recorders is None:
-            raise UnsupportedOperation(f"event type {event_type!r} is not observed by the pymongo adapter")
+            raise DriverLacksFeature(f"event type {event_type!r} is not observed by the pymongo adapter")
         try:
             return recorders[client_id].events
         except KeyError:
             raise UnsupportedOperation(f"no monitored client named {client_id!r}") from None
+
+    def log_messages(self, client_id: str) -> list[Any]:
+        """The structured log messages a client with ``observeLogMessages`` emitted, in order."""
+        try:
+            return self._logs[client_id].messages
+        except KeyError:
+            raise UnsupportedOperation(f"client {client_id!r} does not observe log messages "
+                                       "(no observeLogMessages), or there is no such client") from None
+
+    def session_pinned_address(self, entity_id: str) -> tuple[str, int] | None:
+        """The ``(host, port)`` of the mongos a session entity is pinned to, or None (``targetedFailPoint``)."""
+        session = self.entity(entity_id)
+        if not isinstance(session, ClientSession):
+            raise UnsupportedOperation(f"entity {entity_id!r} is not a session")
+        return getattr(session, "_pinned_address", None)
 
     def connections_checked_out(self, client_id: str) -> int:
         """Connections the client's pool has lent out right now (``assertNumberConnectionsCheckedOut``)."""
@@ -233,6 +295,8 @@ class PyMongoScope:
                 _quietly(value.end_session)
         for client in self._clients:
             _quietly(client.close)
+        for topology_id in self._log_topologies:
+            TAP.forget(topology_id)
         if self.heartbeat_ms is not None:
             _MIN_HEARTBEAT.restore()
 

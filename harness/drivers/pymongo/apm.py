@@ -139,3 +139,54 @@ for _method in CMAP_EVENTS:
 def _server_connection_id(event: object) -> int | None:
     """The server's connection id; pymongo 4.6 command events lack it: observed as absent, not an error."""
     return getattr(event, "server_connection_id", None)
+
+
+class SdamRecorder(monitoring.ServerListener, monitoring.TopologyListener, monitoring.ServerHeartbeatListener):
+    """Records one client's SDAM events (server and topology descriptions, heartbeats), by the spec's names.
+
+    Descriptions are kept as ``{"type": ...}`` with the SDAM spec's type names, which are pymongo's
+    (``RSPrimary``, ``ReplicaSetWithPrimary``...): the unified format asserts on ``type`` only.
+    """
+
+    def __init__(self, observe: Iterable[str] = ()) -> None:
+        self.observe = frozenset(observe)
+        self._lock = threading.Lock()
+        self._events: list[ObservedEvent] = []
+
+    def _keep(self, kind: str, **fields: object) -> None:
+        if kind in self.observe:
+            with self._lock:
+                self._events.append(ObservedEvent(kind, "", **fields))  # type: ignore[arg-type]
+
+    # servers
+    def opened(self, event: object) -> None:
+        if isinstance(event, monitoring.TopologyOpenedEvent):
+            self._keep("topologyOpeningEvent")
+
+    def closed(self, event: object) -> None:
+        if isinstance(event, monitoring.TopologyClosedEvent):
+            self._keep("topologyClosedEvent")
+
+    def description_changed(self, event: object) -> None:
+        previous, new = event.previous_description, event.new_description  # type: ignore[attr-defined]
+        if isinstance(event, monitoring.TopologyDescriptionChangedEvent):
+            self._keep("topologyDescriptionChangedEvent", previous_description={"type": previous.topology_type_name},
+                       new_description={"type": new.topology_type_name})
+        else:
+            self._keep("serverDescriptionChangedEvent", previous_description={"type": previous.server_type_name},
+                       new_description={"type": new.server_type_name})
+
+    # heartbeats
+    def started(self, event: monitoring.ServerHeartbeatStartedEvent) -> None:
+        self._keep("serverHeartbeatStartedEvent", awaited=event.awaited)
+
+    def succeeded(self, event: monitoring.ServerHeartbeatSucceededEvent) -> None:
+        self._keep("serverHeartbeatSucceededEvent", awaited=event.awaited)
+
+    def failed(self, event: monitoring.ServerHeartbeatFailedEvent) -> None:
+        self._keep("serverHeartbeatFailedEvent", awaited=event.awaited)
+
+    @property
+    def events(self) -> list[ObservedEvent]:
+        with self._lock:
+            return list(self._events)

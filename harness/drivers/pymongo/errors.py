@@ -42,8 +42,6 @@ def raised_by_driver(exc: BaseException) -> bool:
         innermost, traceback = traceback, traceback.tb_next
     return innermost is not None and any(p in innermost.tb_frame.f_code.co_filename for p in _DRIVER_PACKAGES)
 
-_TIMEOUTS = (errors.NetworkTimeout, errors.ExecutionTimeout, errors.WTimeoutError, errors.ServerSelectionTimeoutError)
-
 
 def error_info(exc: BaseException) -> ErrorInfo:
     details = getattr(exc, "details", None)
@@ -53,7 +51,9 @@ def error_info(exc: BaseException) -> ErrorInfo:
     code_name = details.get("codeName") if details else None
     message = details.get("errmsg") if details and details.get("errmsg") else str(exc)
     is_server = isinstance(exc, errors.OperationFailure)
-    timeout = isinstance(exc, _TIMEOUTS) or getattr(exc, "timeout", False) is True
+    # pymongo's own answer (4.2+): a client-side timeout, a network or server selection timeout, or the
+    # server's MaxTimeMSExpired; never a write concern's wtimeout or any other error.
+    timeout = isinstance(exc, errors.PyMongoError) and exc.timeout is True
     return ErrorInfo(
         message=message,
         type=type(exc).__name__,

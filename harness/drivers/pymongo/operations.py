@@ -23,7 +23,7 @@ from pymongo.operations import DeleteMany, DeleteOne, InsertOne, ReplaceOne, Upd
 from pymongo.results import BulkWriteResult, DeleteResult, InsertManyResult, InsertOneResult, UpdateResult
 
 from harness.core.observations import NoChangeWithin
-from harness.core.ports import UnsupportedOperation
+from harness.core.ports import DriverLacksFeature, UnsupportedOperation
 from harness.drivers.pymongo.errors import DRIVER_EXCEPTIONS, bulk_write_result
 from harness.drivers.pymongo.spec_options import read_preference_from_spec
 
@@ -84,7 +84,7 @@ def options(scope: Any, arguments: dict[str, Any], allowed: tuple[str, ...] = ()
         if key in allowed or key in _KWARGS:
             kwargs[_KWARGS.get(key, key)] = arguments.pop(key)
     if arguments:
-        raise UnsupportedOperation(f"unsupported argument(s) {sorted(arguments)}")
+        raise DriverLacksFeature(f"unsupported argument(s) {sorted(arguments)}")
     return kwargs
 
 

@@ -1,8 +1,9 @@
-"""Session operations with pymongo: explicit transactions and ending a session.
+"""Session operations with pymongo: explicit transactions, ``withTransaction``, ending a session.
 
-``withTransaction`` is not offered: its callback is a list of operations the
-runner would have to run inside the driver's retry loop, which this adapter
-cannot do, so a test using it is an ``error`` naming it.
+``withTransaction``'s ``callback`` reaches the adapter as a function of no
+arguments: the runner's, which runs the callback's operations (checking each)
+and lets their errors through, so pymongo's own retry loop sees the driver's
+exceptions with their labels and decides as it would for an application.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any
 from pymongo.client_session import ClientSession
 
 from harness.core.ports import UnsupportedOperation
-from harness.drivers.pymongo.operations import operation, options
+from harness.drivers.pymongo.operations import operation, options, take
 from harness.drivers.pymongo.spec_options import collection_options
 
 
@@ -25,8 +26,11 @@ def _session(target: Any) -> ClientSession:
 @operation("startTransaction")
 def start_transaction(scope: Any, target: Any, arguments: dict[str, Any]) -> None:
     spec_options = {k: arguments.pop(k) for k in ("readConcern", "writeConcern", "readPreference") if k in arguments}
+    kwargs = collection_options(spec_options)
+    if "maxCommitTimeMS" in arguments:
+        kwargs["max_commit_time_ms"] = arguments.pop("maxCommitTimeMS")
     options(scope, arguments)
-    _session(target).start_transaction(**collection_options(spec_options))
+    _session(target).start_transaction(**kwargs)
 
 
 @operation("commitTransaction")
@@ -45,3 +49,16 @@ def abort_transaction(scope: Any, target: Any, arguments: dict[str, Any]) -> Non
 def end_session(scope: Any, target: Any, arguments: dict[str, Any]) -> None:
     options(scope, arguments)
     _session(target).end_session()
+
+
+@operation("withTransaction")
+def with_transaction(scope: Any, target: Any, arguments: dict[str, Any]) -> None:
+    callback = take(arguments, "callback")
+    if not callable(callback):
+        raise UnsupportedOperation("withTransaction: the runner must give the callback as a function")
+    spec_options = {k: arguments.pop(k) for k in ("readConcern", "writeConcern", "readPreference") if k in arguments}
+    kwargs = collection_options(spec_options)
+    if "maxCommitTimeMS" in arguments:
+        kwargs["max_commit_time_ms"] = arguments.pop("maxCommitTimeMS")
+    options(scope, arguments)
+    _session(target).with_transaction(lambda _session: callback(), **kwargs)

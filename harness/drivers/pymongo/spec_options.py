@@ -8,7 +8,7 @@ from pymongo import ReadPreference
 from pymongo.read_concern import ReadConcern
 from pymongo.write_concern import WriteConcern
 
-from harness.core.ports import UnsupportedOperation
+from harness.core.ports import DriverLacksFeature, UnsupportedOperation
 
 
 def read_preference_from_spec(spec: dict[str, Any]) -> Any:
@@ -34,5 +34,5 @@ def collection_options(spec: dict[str, Any] | None) -> dict[str, Any]:
         elif key == "readPreference":
             options["read_preference"] = read_preference_from_spec(value)
         else:
-            raise UnsupportedOperation(f"unsupported database/collection option {key!r}")
+            raise DriverLacksFeature(f"unsupported database/collection option {key!r}")
     return options
