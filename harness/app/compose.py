@@ -29,7 +29,7 @@ def new_run(options: RunOptions) -> HarnessRun:
     return HarnessRun(options, plugins())
 
 
-def rule_index(provenance: dict[str, Any], stream: TextIO = sys.stderr) -> Any:
+def rule_index(provenance: dict[str, Any], stream: TextIO | None = None) -> Any:
     """The project's test-to-rule mapping; a broken mapping is said aloud and recorded, and only the ids
     tests name in their descriptions are used."""
     from harness.core.rules import RuleIndex
@@ -38,7 +38,8 @@ def rule_index(provenance: dict[str, Any], stream: TextIO = sys.stderr) -> Any:
     try:
         return load_mapping()
     except RuleFileError as exc:
-        print(f"harness: WARNING: {exc}; records name only the rule ids in test descriptions", file=stream)
+        print(f"harness: WARNING: {exc}; records name only the rule ids in test descriptions",
+              file=stream or sys.stderr)
         provenance["rules_problem"] = str(exc)
         return RuleIndex()
 

@@ -99,16 +99,18 @@ def load_catalogue(path: Path, name: str, *, driver_side_default: bool = True) -
     return catalogue
 
 
-def load_catalogues(spec: Path = SPEC_CATALOGUE, server: Path = SERVER_CATALOGUE) -> list[Catalogue]:
+def load_catalogues(spec: Path | None = None, server: Path | None = None) -> list[Catalogue]:
     """The spec's catalogue and, when the file exists, the server-side one (``SRV-...``, not driver-side)."""
+    spec, server = spec or SPEC_CATALOGUE, server or SERVER_CATALOGUE
     catalogues = [load_catalogue(spec, "change-streams")]
     if server.exists():
         catalogues.append(load_catalogue(server, "server", driver_side_default=False))
     return catalogues
 
 
-def load_mapping(path: Path = TEST_MAPPING) -> RuleIndex:
+def load_mapping(path: Path | None = None) -> RuleIndex:
     """The test-to-rule mapping: entries with ``test`` (an id) or ``match`` (a pattern), ``checks``, ``exercises``."""
+    path = path or TEST_MAPPING
     data = _read_yaml(path)
     if not isinstance(data, dict) or not isinstance(data.get("tests"), list):
         raise RuleFileError(f"{path}: expected a mapping with a 'tests' list")

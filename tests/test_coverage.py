@@ -1,0 +1,215 @@
+"""harness coverage: the map of rules to tests, what it reports when files and text disagree, its exit status.
+
+The command runs on small project-written files (a sample spec text, a catalogue and a mapping in
+tmp_path) so each outcome is forced; one test runs it on the real files and checks the map's shape.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from harness.app.cli import main
+from harness.app.coverage_map import LoadedTest, build_map
+from harness.core.rules import RuleIndex, TestRules, rules_from_description
+from harness.formats import rule_files
+from harness.formats.rule_files import RuleFileError, load_catalogue, load_mapping
+from harness.formats.spec_rules import parse_sentences
+
+PROSE_4 = "prose/change-streams-prose::4: an error from the aggregate command is never resumed"
+PROSE_7 = "prose/change-streams-prose::7: a cursor opened with an empty first batch is kept open by the driver"
+
+TEXT = """\
+# Widgets
+
+## Opening
+
+Drivers MUST open a widget on request. Drivers SHOULD log each widget.
+
+## Documenting
+
+Drivers MUST document widgets.
+"""
+
+
+def _anchor(text: str, start: str) -> str:
+    return next(s.key for s in parse_sentences(text) if s.text.startswith(start))
+
+
+def _write_files(tmp_path: Path, text: str = TEXT, mapping: str | None = None) -> Path:
+    """A spec text, a catalogue naming its three statements, and a mapping; returns the text's path."""
+    spec = tmp_path / "widgets.md"
+    spec.write_text(text)
+    catalogue = tmp_path / "rules.yml"
+    catalogue.write_text(f"""
+text: widgets.md
+rules:
+  - {{id: CS-API-OPEN, level: MUST, section: Opening, anchors: ["{_anchor(TEXT, 'Drivers MUST open')}"],
+      paraphrase: open on request}}
+  - {{id: CS-API-LOG, level: SHOULD, section: Opening, anchors: ["{_anchor(TEXT, 'Drivers SHOULD')}"],
+      paraphrase: log each}}
+  - {{id: CS-API-DOC, level: MUST, section: Documenting, anchors: ["{_anchor(TEXT, 'Drivers MUST document')}"],
+      paraphrase: document, not_checkable: documentation}}
+""")
+    (tmp_path / "tests.yml").write_text(mapping if mapping is not None else f"""
+tests:
+  - {{test: "{PROSE_4}", checks: [CS-API-OPEN]}}
+  - {{test: "{PROSE_7}", exercises: [CS-API-LOG]}}
+""")
+    return spec
+
+
+@pytest.fixture
+def files(tmp_path, monkeypatch):
+    monkeypatch.setattr(rule_files, "SPEC_CATALOGUE", tmp_path / "rules.yml")
+    monkeypatch.setattr(rule_files, "SERVER_CATALOGUE", tmp_path / "no-server-rules.yml")
+    monkeypatch.setattr(rule_files, "TEST_MAPPING", tmp_path / "tests.yml")
+    (tmp_path / "specs").mkdir()
+    return tmp_path
+
+
+def _coverage(capsys, *args: str) -> tuple[int, str, str]:
+    status = main(["coverage", *args])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_every_driver_must_checked_exits_0_and_lists_each_rule(files, capsys):
+    spec = _write_files(files)
+    status, out, err = _coverage(capsys, "--spec-text", str(spec), "--specs", str(files / "specs"))
+    assert status == 0, err
+    lines = out.splitlines()
+    must = next(i for i, line in enumerate(lines) if line.startswith("== driver-side MUST"))
+    should = next(i for i, line in enumerate(lines) if line.startswith("== driver-side SHOULD"))
+    assert must < should
+    assert lines[must + 1].startswith("ok  CS-API-OPEN") and PROSE_4 in lines[must + 2]
+    assert "~~  CS-API-LOG" in out and f"exercised by: {PROSE_7}" in out
+    assert "n/a CS-API-DOC" in out and "not checkable: documentation" in out
+    assert "CS-API-LOG (driver SHOULD, only exercised)" in out  # listed under "Nothing checks"
+
+
+def test_an_unchecked_driver_must_exits_1_unless_report_only(files, capsys):
+    spec = _write_files(files, mapping="tests: []\n")
+    status, out, err = _coverage(capsys, "--spec-text", str(spec), "--specs", str(files / "specs"))
+    assert status == 1 and "CS-API-OPEN" in err
+    assert "--  CS-API-OPEN" in out
+    status, _, _ = _coverage(capsys, "--spec-text", str(spec), "--specs", str(files / "specs"), "--report-only")
+    assert status == 0
+
+
+def test_new_and_reworded_statements_are_listed_never_dropped(files, capsys):
+    reworded = TEXT.replace("Drivers MUST open a widget on request.", "Drivers MUST open a widget when asked.")
+    spec = _write_files(files, text=reworded + "\n## Closing\n\nDrivers MUST close a widget.\n")
+    status, out, err = _coverage(capsys, "--spec-text", str(spec), "--specs", str(files / "specs"), "--format", "json")
+    assert status == 1
+    data = json.loads(out)
+    unmapped = {(u["section"], u["level"]): u for u in data["unmapped_statements"]}
+    assert set(unmapped) == {("Opening", "MUST"), ("Closing", "MUST")}
+    assert unmapped[("Opening", "MUST")]["maybe_rewording_of"] == ["CS-API-OPEN"]
+    assert unmapped[("Closing", "MUST")]["maybe_rewording_of"] == []
+    rule = next(r for r in data["rules"] if r["id"] == "CS-API-OPEN")
+    assert rule["missing_anchors"] == [_anchor(TEXT, "Drivers MUST open")]
+    assert "unmapped statement at line" in " ".join(data["failing"])
+    assert "widget when asked" not in out, "the JSON carries anchors and lines, not the text's sentences"
+
+
+def test_a_missing_spec_text_or_a_broken_catalogue_exits_2(files, capsys):
+    status, _, err = _coverage(capsys, "--spec-text", str(files / "nowhere.md"))
+    assert status == 2 and "does not exist" in err
+    spec = _write_files(files)
+    (files / "rules.yml").write_text("rules:\n  - {id: not-an-id}\n")
+    status, _, err = _coverage(capsys, "--spec-text", str(spec), "--specs", str(files / "specs"))
+    assert status == 2 and "rules.yml: rule 1" in err and "CS-<AREA>-<TOPIC>" in err
+
+
+def test_a_spec_text_is_found_in_a_checkout_folder(files, capsys):
+    checkout = files / "checkout"
+    (checkout / "source" / "change-streams" / "tests").mkdir(parents=True)
+    _write_files(files)
+    (checkout / "source" / "change-streams" / "change-streams.md").write_text(TEXT)
+    for given in (checkout, checkout / "source" / "change-streams" / "tests"):
+        status, out, _ = _coverage(capsys, "--spec-text", str(given), "--specs", str(files / "specs"))
+        assert status == 0 and "change-streams.md" in out.splitlines()[0]
+
+
+def test_markdown_output_is_a_table_per_group(files, capsys):
+    spec = _write_files(files)
+    status, out, _ = _coverage(capsys, "--spec-text", str(spec), "--specs", str(files / "specs"),
+                               "--format", "markdown")
+    assert status == 0
+    assert "## driver-side MUST (1)" in out and f"| CS-API-OPEN | MUST | Opening | open on request | checked | {PROSE_4} |" in out
+
+
+# -- the model ------------------------------------------------------------------------------------------
+
+def test_rule_ids_at_the_start_of_a_description():
+    assert rules_from_description("CS-OPT-MAXAWAIT: maxAwaitTimeMS ...") == ["CS-OPT-MAXAWAIT"]
+    assert rules_from_description("CS-A-B, SRV-ORDER: both") == ["CS-A-B", "SRV-ORDER"]
+    assert rules_from_description("Test consecutive resume") == []
+    assert rules_from_description("cs-opt-x: lower case is not an id") == []
+
+
+def test_mapping_entries_by_id_pattern_and_exception():
+    index = RuleIndex([TestRules(checks=("CS-A-ONE",), match="unified/f::resumes after *",
+                                 exclude=("*::resumes after a network error",)),
+                       TestRules(checks=("CS-A-TWO",), test="unified/f::resumes after a network error")])
+    assert index.rules_for("unified/f::resumes after X") == ["CS-A-ONE"]
+    assert index.rules_for("unified/f::resumes after a network error") == ["CS-A-TWO"]
+    assert index.rules_for("unified/f::CS-A-THREE: own", "CS-A-THREE: own") == ["CS-A-THREE"]
+
+
+def test_bad_mapping_files_name_the_file_and_entry(tmp_path):
+    path = tmp_path / "m.yml"
+    path.write_text("tests:\n  - {test: a::b, match: 'a*', checks: [CS-A-B]}\n")
+    with pytest.raises(RuleFileError, match=r"m.yml: entry 1: give exactly one of 'test'"):
+        load_mapping(path)
+    path.write_text("tests:\n  - {test: a::b, chekcs: [CS-A-B]}\n")
+    with pytest.raises(RuleFileError, match=r"entry 1 \(a::b\): unknown keys chekcs"):
+        load_mapping(path)
+    path.write_text("rules:\n  - {id: CS-A-B}\n  - {id: CS-A-B}\n")
+    with pytest.raises(RuleFileError, match=r"rule 2 \(CS-A-B\): the id is used twice"):
+        load_catalogue(path, "x")
+
+
+def test_unknown_ids_and_stale_mapping_entries_are_problems(tmp_path):
+    _write_files(tmp_path, mapping=f"""
+tests:
+  - {{test: "{PROSE_4}", checks: [CS-API-OPEN, CS-NOT-DEFINED]}}
+  - {{test: "prose/change-streams-prose::99: gone", checks: [CS-API-LOG]}}
+  - {{test: "unified/not-loaded::x", checks: [CS-API-LOG]}}
+""")
+    catalogues = [load_catalogue(tmp_path / "rules.yml", "change-streams")]
+    tests = [LoadedTest(PROSE_4, "an error from the aggregate command is never resumed"),
+             LoadedTest("unified/own::SRV-ORDER: order", "SRV-ORDER: order")]
+    cmap = build_map(TEXT, "widgets.md", catalogues, load_mapping(tmp_path / "tests.yml"), tests)
+    problems = "\n".join(cmap.problems)
+    assert "unknown rule id(s) CS-NOT-DEFINED" in problems
+    assert "names no test of the loaded file prose/change-streams-prose" in problems
+    assert "names rule SRV-ORDER, which no catalogue defines (specs/coverage/server-rules.yml is missing)" in problems
+    assert cmap.unverified == ["unified/not-loaded::x"]
+    log = next(c for c in cmap.rules if c.rule.id == "CS-API-LOG")
+    assert log.checked_by == ["unified/not-loaded::x (not loaded)"]
+
+
+def test_the_project_map_lists_every_rule_and_its_known_gaps(capsys):
+    """On the committed files: every catalogue rule is listed; the checked ones name real tests."""
+    from harness.app.coverage import DEFAULT_SPEC_TEXT
+
+    if not DEFAULT_SPEC_TEXT.is_file():
+        pytest.skip(f"no spec text at {DEFAULT_SPEC_TEXT}")
+    status, out, _ = _coverage(capsys, "--format", "json", "--report-only")
+    assert status == 0
+    data = json.loads(out)
+    ids = [r["id"] for r in data["rules"]]
+    catalogue = load_catalogue(rule_files.SPEC_CATALOGUE, "change-streams")
+    assert {r.id for r in catalogue.rules} <= set(ids)
+    assert data["unmapped_statements"] == []
+    assert not [p for p in data["problems"] if "unknown rule id" in p or "names no test" in p]
+    status_of = {r["id"]: r for r in data["rules"]}
+    assert PROSE_4 in status_of["CS-ERR-AGGREGATE"]["checked_by"]
+    assert status_of["CS-API-DOC-HELPERS"]["status"] == "not-checkable"
+    driver_must = [r for r in data["rules"] if r["driver_side"] and r["level"] == "MUST"
+                   and r["status"] != "not-checkable"]
+    assert ids[:len(driver_must)] == [r["id"] for r in driver_must], "driver-side MUSTs come first"
