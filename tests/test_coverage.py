@@ -213,3 +213,26 @@ def test_the_project_map_lists_every_rule_and_its_known_gaps(capsys):
     driver_must = [r for r in data["rules"] if r["driver_side"] and r["level"] == "MUST"
                    and r["status"] != "not-checkable"]
     assert ids[:len(driver_must)] == [r["id"] for r in driver_must], "driver-side MUSTs come first"
+
+
+def test_server_rules_are_listed_apart_and_their_anchors_checked_against_their_own_text(tmp_path):
+    _write_files(tmp_path)
+    overview = "# Server\n\nEvents arrive in the order of the writes.\n"
+    (tmp_path / "server.yml").write_text(f"""
+text: overview.md
+rules:
+  - {{id: SRV-ORDER, section: Server, paraphrase: in write order, anchors: ["{_anchor(overview, 'Events')}"]}}
+  - {{id: SRV-GONE, section: Server, paraphrase: gone, anchors: ["0000000000000000"]}}
+""")
+    catalogues = [load_catalogue(tmp_path / "rules.yml", "change-streams"),
+                  load_catalogue(tmp_path / "server.yml", "server", driver_side_default=False)]
+    tests = [LoadedTest("unified/server-events::SRV-ORDER: order", "SRV-ORDER: order"),
+             LoadedTest(PROSE_4, "x")]
+    cmap = build_map(TEXT, "widgets.md", catalogues, load_mapping(tmp_path / "tests.yml"), tests,
+                     {"server": overview})
+    by_id = {c.rule.id: c for c in cmap.rules}
+    assert not by_id["SRV-ORDER"].rule.driver_side and by_id["SRV-ORDER"].checked_by == [tests[0].test_id]
+    assert by_id["SRV-ORDER"].missing_anchors == [] and by_id["SRV-GONE"].missing_anchors == ["0000000000000000"]
+    assert cmap.failing() == [], "server-side rules do not hold CI"
+    unverified = build_map(TEXT, "widgets.md", catalogues, load_mapping(tmp_path / "tests.yml"), tests)
+    assert any("anchors not verified" in p for p in unverified.problems)

@@ -106,7 +106,9 @@ def coverage_map(args: argparse.Namespace) -> CoverageMap:
         catalogues, index = load_catalogues(), load_mapping()
     except RuleFileError as exc:
         raise CoverageInputError(str(exc)) from exc
-    return build_map(text, str(path), catalogues, index, load_tests(args.specs))
+    others = {c.name: path.parent / c.text for c in catalogues[1:] if c.text}
+    texts = {name: other.read_text(encoding="utf-8") for name, other in others.items() if other.is_file()}
+    return build_map(text, str(path), catalogues, index, load_tests(args.specs), texts)
 
 
 def command_coverage(args: argparse.Namespace) -> int:

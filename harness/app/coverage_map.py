@@ -87,8 +87,13 @@ def _file_of(test_id: str) -> str:
 
 
 def build_map(text: str, spec_text_name: str, catalogues: list[Catalogue], index: RuleIndex,
-              tests: list[LoadedTest]) -> CoverageMap:
-    """The map of ``catalogues`` against ``text`` (the change-streams spec) and the loaded ``tests``."""
+              tests: list[LoadedTest], other_texts: dict[str, str] | None = None) -> CoverageMap:
+    """The map of ``catalogues`` against ``text`` (the change-streams spec) and the loaded ``tests``.
+
+    ``other_texts`` holds, by catalogue name, the document another catalogue's anchors point into (the
+    server's change-stream overview for ``server``); anchors of a catalogue without its text are not verified,
+    and the problems say so.
+    """
     sentences = parse_sentences(text)
     present = {s.key for s in sentences}
     coverage = {rule.id: RuleCoverage(rule) for catalogue in catalogues for rule in catalogue.rules}
@@ -128,6 +133,18 @@ def build_map(text: str, spec_text_name: str, catalogues: list[Catalogue], index
         for rule_id in entry.exercises:
             if rule_id in coverage:
                 coverage[rule_id].exercised_by.extend(matched)
+
+    for catalogue in catalogues:
+        if catalogue is spec_catalogue or not any(rule.anchors for rule in catalogue.rules):
+            continue
+        other = (other_texts or {}).get(catalogue.name)
+        if other is None:
+            problems.append(f"{catalogue.path}: anchors not verified: its text ({catalogue.text or 'not named'}) "
+                            "was not found beside the spec text")
+            continue
+        found = {s.key for s in parse_sentences(other)}
+        for rule in catalogue.rules:
+            coverage[rule.id].missing_anchors = [a for a in rule.anchors if a not in found]
 
     missing_by_section: dict[str, list[str]] = {}
     for item in coverage.values():
