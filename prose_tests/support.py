@@ -112,6 +112,7 @@ class ProseContext(Case):
         self.app_name = f"prose-{test.short_id}"[:40]
         self.shaping: Any = None  # the ReplyShapingOwner of the proxy in the driver's path (shaping checks)
         self._own_proxy: Any = None  # a proxy this check started, and stops when it closes
+        self._proxy_points: list[str] = []  # fail points armed in that proxy, turned off when it closes
         if test.revision:
             self.details["prose_source"] = (f"mongodb/specifications@{test.revision}:"
                                             f"source/change-streams/tests/README.rst, prose test {test.number}")
@@ -136,7 +137,9 @@ class ProseContext(Case):
             from faults.shaping_owner import unregister
 
             problems = self.shaping.clear_all()
-            for name in self._own_proxy.armed():
+            for name in self._proxy_points:
+                self._own_proxy.disable(name)
+            for name in self._own_proxy.armed():  # asked, not assumed, as for the run's fail points
                 self._own_proxy.disable(name)
                 problems.append(f"fail point {name!r} was still armed in the check's wire proxy; turned off now")
             unregister(self.shaping)
@@ -282,6 +285,7 @@ class ProseContext(Case):
             self.fail_point(command)
             return
         with self.guarded():
+            self._proxy_points.append(str(command.get("configureFailPoint")))
             self._own_proxy.configure_fail_point(dict(command))
 
     def fail_point(self, command: dict[str, Any]) -> None:

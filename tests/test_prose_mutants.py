@@ -17,7 +17,8 @@ from typing import Any
 
 import pytest
 from pymongo import change_stream_shared, cursor_shared
-from pymongo.errors import PyMongoError
+from pymongo.cursor_shared import _CursorAddress
+from pymongo.errors import InvalidOperation, PyMongoError
 from pymongo.synchronous import change_stream as sync_change_stream
 from pymongo.synchronous.mongo_client import MongoClient
 
@@ -176,6 +177,115 @@ def first_batch_token_always_cached(mp: pytest.MonkeyPatch) -> None:
     mp.setattr(AnyChangeStream, "_process_result", _process_result)
 
 
+def operation_time_not_saved(mp: pytest.MonkeyPatch) -> None:
+    """An empty first batch without postBatchResumeToken does not save the aggregate's operationTime."""
+
+    def _process_result(self: Any, result: Any) -> None:
+        if not result["cursor"]["firstBatch"] and "postBatchResumeToken" in result["cursor"]:
+            self._resume_token = result["cursor"]["postBatchResumeToken"]
+
+    mp.setattr(AnyChangeStream, "_process_result", _process_result)
+
+
+def operation_time_overrides_user_time(mp: pytest.MonkeyPatch) -> None:
+    """The aggregate's operationTime replaces the startAtOperationTime the application gave."""
+    original = AnyChangeStream._process_result
+
+    def _process_result(self: Any, result: Any) -> None:
+        original(self, result)
+        if not result["cursor"]["firstBatch"] and "postBatchResumeToken" not in result["cursor"] \
+                and self._resume_token is None:
+            self._start_at_operation_time = result.get("operationTime")
+
+    mp.setattr(AnyChangeStream, "_process_result", _process_result)
+
+
+def token_cleared_without_post_batch_token(mp: pytest.MonkeyPatch) -> None:
+    """An empty batch without postBatchResumeToken clears the cached resume token."""
+    original = ChangeStream.try_next
+
+    def try_next(self: Any) -> Any:
+        change = original(self)
+        if change is None and self._cursor._post_batch_resume_token is None:
+            self._resume_token = None
+        return change
+
+    mp.setattr(ChangeStream, "try_next", try_next)
+
+
+def operation_time_as_token(mp: pytest.MonkeyPatch) -> None:
+    """With no token to cache, the stream makes one up from the aggregate's operationTime."""
+    original = AnyChangeStream._process_result
+
+    def _process_result(self: Any, result: Any) -> None:
+        original(self, result)
+        if self._resume_token is None and result.get("operationTime") is not None:
+            self._resume_token = {"_data": f"operationTime:{result['operationTime']}"}
+
+    mp.setattr(AnyChangeStream, "_process_result", _process_result)
+
+
+def missing_id_resumed(mp: pytest.MonkeyPatch) -> None:
+    """A change without _id is treated as a resumable error: the stream resumes instead of closing."""
+    original = ChangeStream.try_next
+
+    def try_next(self: Any) -> Any:
+        try:
+            return original(self)
+        except InvalidOperation:
+            self._closed = False
+            self._resume()
+            raise
+
+    mp.setattr(ChangeStream, "try_next", try_next)
+
+
+def stream_left_open_on_missing_id(mp: pytest.MonkeyPatch) -> None:
+    """A change without _id raises, but the stream stays open and the next iteration goes on."""
+    original = ChangeStream.try_next
+
+    def try_next(self: Any) -> Any:
+        try:
+            return original(self)
+        except InvalidOperation:
+            self._closed = False
+            raise
+
+    mp.setattr(ChangeStream, "try_next", try_next)
+
+
+def _kill_raising(stream: Any, old: Any, what: str) -> None:
+    """Send killCursors for ``old`` (whatever state it is in) and raise its error."""
+    address = _CursorAddress(old._address, old._get_namespace())
+    try:
+        stream._client._kill_cursors([old._id], address, stream._client._get_topology(), None)
+    except PyMongoError as exc:
+        raise PyMongoError(f"{what} failed: {exc}") from exc
+
+
+def kill_after_new_aggregate_raised(mp: pytest.MonkeyPatch) -> None:
+    """The resume opens the new cursor first, then kills the old one, always (even if gone), raising its error."""
+
+    def _resume(self: Any) -> None:
+        old = self._cursor
+        self._cursor = self._create_cursor()
+        _kill_raising(self, old, "killCursors")
+
+    mp.setattr(ChangeStream, "_resume", _resume)
+
+
+def second_kill_cursors_error_raised(mp: pytest.MonkeyPatch) -> None:
+    """The resume kills the old cursor twice; the first error is suppressed, the second raised."""
+    original = ChangeStream._resume
+
+    def _resume(self: Any) -> None:
+        old = self._cursor
+        original(self)
+        _kill_raising(self, old, "second killCursors")
+
+    mp.setattr(ChangeStream, "_resume", _resume)
+
+
 def user_pipeline_ignored(mp: pytest.MonkeyPatch) -> None:
     """The driver sends $changeStream alone and drops the stages the application gave."""
     mp.setattr(AnyChangeStream, "_aggregation_pipeline", lambda self: [{"$changeStream": self._change_stream_options()}])
@@ -185,10 +295,18 @@ def user_pipeline_ignored(mp: pytest.MonkeyPatch) -> None:
 MUTANTS: dict[str, list[Mutant]] = {
     "1": [stale_resume_token],
     "2": [swallowed_errors],
+    "2-driver-side": [swallowed_errors, missing_id_resumed, stream_left_open_on_missing_id],
     "3": [never_resumes, resume_forgets_token, resume_drops_pipeline],
     "4": [resumes_aggregate_errors],
     "7": [closes_empty_first_batch],
-    "8": [kill_cursors_error_raised],
+    "8": [kill_cursors_error_raised, kill_after_new_aggregate_raised, second_kill_cursors_error_raised],
+    "8-cursor-gone": [kill_after_new_aggregate_raised],
+    "r51ca03b-9-operation-time": [operation_time_not_saved],
+    "r51ca03b-9-start-at-operation-time": [operation_time_overrides_user_time],
+    "r51ca03b-12-last-id": [token_cleared_without_post_batch_token, stale_resume_token],
+    "r51ca03b-12-resume-after": [token_cleared_without_post_batch_token],
+    "r51ca03b-12-start-after": [token_cleared_without_post_batch_token],
+    "r51ca03b-12-empty": [operation_time_as_token],
     "11-empty-batch": [post_batch_token_lags],
     "11-iterated-batch": [post_batch_token_lags, stale_resume_token],
     "13": [batch_token_for_every_document],
@@ -214,7 +332,11 @@ def run() -> Iterator[HarnessRun]:
 
 def test_every_check_has_a_mutant_or_a_reason() -> None:
     assert set(CHECKS) == set(MUTANTS) | SKIPPED_ON_EMBEDDED
-    assert {int(key.split("-")[0]) for key in CHECKS} == set(prose_tests.LIVE_PROSE_TESTS)
+    live = {key for key in CHECKS if not key.startswith("r")}
+    earlier = {key for key in CHECKS if key.startswith("r51ca03b-")}
+    assert {int(key.split("-")[0]) for key in live} == set(prose_tests.LIVE_PROSE_TESTS)
+    assert {int(key.split("-")[1]) for key in earlier} == set(prose_tests.EARLIER_REVISION_TESTS)
+    assert live | earlier == set(CHECKS)
 
 
 @pytest.mark.parametrize("check_id", sorted(CHECKS))
