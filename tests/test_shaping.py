@@ -1,0 +1,217 @@
+"""Reply shaping: the pure state, the proxy in front of the embedded SecantusDB, the scenario file, clean-up.
+
+The shaping state is checked on hand-made replies (no sockets); the proxy is
+checked with a real pymongo client on the embedded target; the scenario file
+runs through the real runner with ``--failpoints emulated`` (a proxy in the
+path) and is skipped with the reason without one.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from bson import Int64
+from pymongo import MongoClient
+
+from faults.shaping_ops import NO_PROXY, OPERATIONS, without_reply_shaping
+from faults.shaping_owner import EMULATION_NOTE, ReplyShapingOwner, clear_after_test, owner_for
+from faults.wire import PROFILES, WireProxy
+from faults.wire.shaping import ReplyShaping, ShapingConfig, ShapingConfigError
+from harness.core.errors import HarnessError
+from harness.core.model import TEST_RUNNER, Operation, SpecTest
+from harness.engine.run import HarnessRun, RunOptions
+from harness.formats.loaders import load_file
+
+SCENARIO = Path(__file__).resolve().parents[1] / "specs" / "scenarios" / "reply-shaping.yml"
+CURSOR = Int64(77)
+
+
+def reply(documents, token="pbrt", key="nextBatch", cursor_id=CURSOR):
+    cursor = {"id": cursor_id, "ns": "db.c", key: documents}
+    if token is not None:
+        cursor["postBatchResumeToken"] = {"_data": token}
+    return {"cursor": cursor, "ok": 1.0, "operationTime": 5}
+
+
+def events(*ids):
+    return [{"_id": {"_data": str(i)}, "n": i} for i in ids]
+
+
+def armed(**document):
+    shaping = ReplyShaping()
+    shaping.arm(ShapingConfig.parse(document))
+    return shaping
+
+
+# -- configuration --------------------------------------------------------------------------------
+def test_profiles_and_shapings_merge():
+    config = ShapingConfig.parse({"profile": "pre-4.0.7-cursor-replies", "shapings": {"splitBatches": 2}})
+    assert config.names == ["removePostBatchResumeToken", "splitBatches"] and config.split_batches == 2
+    assert config.describe()["profile"] == "pre-4.0.7-cursor-replies"
+    assert all(ShapingConfig.parse({"profile": name}).names for name in PROFILES)
+
+
+@pytest.mark.parametrize("document,words", [
+    ({}, "nothing to shape"), ({"profile": "mongod-3.6"}, "unknown profile"),
+    ({"shapings": {"dropEverything": True}}, "unknown shaping"), ({"shapings": {"splitBatches": 0}}, "positive"),
+    ({"shapings": {"removeEventIds": "yes"}}, "true or false"), ({"profile": "small-batches", "times": 1}, "unknown field"),
+])
+def test_bad_configuration_is_refused_with_the_reason(document, words):
+    with pytest.raises(ShapingConfigError, match=words):
+        ShapingConfig.parse(document)
+
+
+# -- the shaping state ------------------------------------------------------------------------------
+def test_remove_post_batch_resume_token_and_ids():
+    shaped = armed(shapings={"removePostBatchResumeToken": True, "removeEventIds": True}).shape(reply(events(1, 2)))
+    assert "postBatchResumeToken" not in shaped["cursor"]
+    assert shaped["cursor"]["nextBatch"] == [{"n": 1}, {"n": 2}]
+
+
+def test_nothing_armed_changes_nothing():
+    assert ReplyShaping().shape(reply(events(1))) is None
+
+
+def test_split_batches_serve_the_rest_on_later_get_mores_with_the_servers_tokens():
+    shaping = armed(profile="small-batches")
+    first = shaping.shape(reply(events(1, 2, 3), key="firstBatch"))
+    assert first["cursor"]["firstBatch"] == events(1)
+    assert first["cursor"]["postBatchResumeToken"] == {"_data": "1"}  # a cut batch ends at its last event
+    second, third = shaping.held_reply(CURSOR), shaping.held_reply(CURSOR)
+    assert second["cursor"]["nextBatch"] == events(2) and second["cursor"]["postBatchResumeToken"] == {"_data": "2"}
+    assert third["cursor"]["nextBatch"] == events(3) and third["cursor"]["postBatchResumeToken"] == {"_data": "pbrt"}
+    assert third["operationTime"] == 5 and shaping.held_reply(CURSOR) is None and not shaping.holds(CURSOR)
+
+
+def test_empty_batch_first_then_the_real_one_without_tokens_when_removed():
+    shaping = armed(profile="pre-4.0.7-cursor-replies", shapings={"emptyBatchFirst": True})
+    empty = shaping.shape(reply(events(1, 2)))
+    assert empty["cursor"]["nextBatch"] == [] and "postBatchResumeToken" not in empty["cursor"]
+    real = shaping.held_reply(CURSOR)
+    assert real["cursor"]["nextBatch"] == events(1, 2) and "postBatchResumeToken" not in real["cursor"]
+
+
+def test_a_closed_cursor_holds_nothing_and_kill_cursors_forgets():
+    shaping = armed(profile="small-batches")
+    assert shaping.shape(reply(events(1, 2), cursor_id=Int64(0))) is None
+    shaping.shape(reply(events(1, 2)))
+    assert shaping.holds(CURSOR)
+    shaping.forget([CURSOR])
+    assert not shaping.holds(CURSOR) and shaping.armed() == ["splitBatches"]
+
+
+def test_clearing_mid_test_keeps_held_documents_after_the_test_drops_them():
+    shaping = armed(profile="small-batches")
+    shaping.shape(reply(events(1, 2)))
+    shaping.clear(forget_held=False)
+    assert shaping.armed() == [f"held documents of cursor {CURSOR}"]
+    shaping.clear()
+    assert shaping.armed() == []
+
+
+# -- through the proxy, with pymongo ----------------------------------------------------------------
+@pytest.fixture(scope="module")
+def embedded():
+    with HarnessRun(RunOptions(expected="none")) as run:
+        yield run
+
+
+def test_proxy_shapes_only_the_named_clients_change_streams(embedded):
+    host, port = embedded.target.admin.address
+    with WireProxy(host, port) as proxy:
+        shaped = MongoClient(proxy.uri, appName="shaped")
+        plain = MongoClient(proxy.uri, appName="plain")
+        try:
+            proxy.shape_replies({"profile": "unchecked-event-ids", "appName": "shaped"})
+            collection = embedded.target.admin.shaping_db.c
+            collection.drop()
+            streams = [c.shaping_db.c.watch(max_await_time_ms=100) for c in (shaped, plain)]
+            collection.insert_one({"n": 1})
+            with pytest.raises(Exception, match="resume token is missing"):
+                while streams[0].try_next() is None:
+                    pass
+            change = None
+            while change is None:
+                change = streams[1].try_next()
+            assert "_id" in change and change["fullDocument"]["n"] == 1
+            assert proxy.shaping.applied["removeEventIds"] == 1
+        finally:
+            shaped.close()
+            plain.close()
+
+
+# -- ownership and clean-up ---------------------------------------------------------------------------
+def test_owner_clears_and_confirms_and_the_record_gets_the_final_counts(embedded):
+    host, port = embedded.target.admin.address
+    with WireProxy(host, port) as proxy:
+        owner = ReplyShapingOwner(proxy, object())
+        details: dict = {}
+        owner.arm({"profile": "small-batches"})
+        owner.attach(details)
+        proxy.shaping.applied["splitBatches"] += 2  # as if two replies had been cut
+        assert owner.clear_all() == []
+        assert details["reply_shaping"]["applied"] == {"splitBatches": 2}
+        assert details["reply_shaping"]["note"] == EMULATION_NOTE and proxy.shaping.armed() == []
+
+
+def test_teardown_reports_shaping_that_will_not_go_off(embedded):
+    class Stuck:
+        shaping = ReplyShaping()
+
+        def shape_replies(self, config):
+            parsed = ShapingConfig.parse(config)
+            self.shaping.arm(parsed)
+            return parsed
+
+        def clear_shaping(self, forget_held=True):
+            pass  # a broken proxy: nothing goes off
+
+    owner = ReplyShapingOwner(Stuck(), object())
+    owner.arm({"profile": "unchecked-event-ids"})
+    assert owner.clear_all() == ["reply shaping still in effect after clean-up: ['removeEventIds']"]
+
+
+# -- the scenario file ----------------------------------------------------------------------------------
+def scenario_tests() -> list[SpecTest]:
+    return load_file(SCENARIO)
+
+
+@pytest.fixture(scope="module")
+def emulated():
+    with HarnessRun(RunOptions(expected="none", failpoints="emulated")) as run:
+        assert owner_for(run.target) is not None
+        yield run
+
+
+@pytest.mark.parametrize("test", scenario_tests(), ids=lambda t: t.description[:50])
+def test_scenario_passes_with_the_proxy_and_leaves_no_shaping(emulated, test):
+    verdict = emulated.verdict(test)
+    assert verdict.outcome == "passed", verdict.message
+    assert verdict.details["reply_shaping"]["armed"] and verdict.details["reply_shaping"]["note"] == EMULATION_NOTE
+    assert owner_for(emulated.target).proxy.shaping.armed() == []
+    assert clear_after_test(emulated.target) == []
+
+
+def test_scenario_is_skipped_with_the_reason_without_a_proxy(embedded):
+    test = scenario_tests()[0]
+    assert without_reply_shaping(test, embedded.target) == f"uses shapeReplies: {NO_PROXY}"
+    verdict = embedded.verdict(test)
+    assert verdict.outcome == "skipped" and NO_PROXY in verdict.message
+
+
+def test_operations_refuse_bad_arguments_naming_the_operation(emulated):
+    class Context:
+        runner, details = emulated.runner, {}
+
+        def guarded(self):
+            import contextlib
+            return contextlib.nullcontext()
+
+    bad = Operation(name="shapeReplies", object=TEST_RUNNER, arguments={"profile": "nope"}, label="operations[3]")
+    with pytest.raises(HarnessError, match=r"operations\[3\]: shapeReplies: unknown profile"):
+        OPERATIONS["shapeReplies"](Context(), bad)
+    with pytest.raises(HarnessError, match="takes no arguments"):
+        OPERATIONS["clearReplyShaping"](Context(), Operation(name="clearReplyShaping", object=TEST_RUNNER,
+                                                             arguments={"x": 1}, label="operations[4]"))
+    assert clear_after_test(emulated.target) == []
