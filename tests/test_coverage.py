@@ -236,3 +236,23 @@ rules:
     assert cmap.failing() == [], "server-side rules do not hold CI"
     unverified = build_map(TEXT, "widgets.md", catalogues, load_mapping(tmp_path / "tests.yml"), tests)
     assert any("anchors not verified" in p for p in unverified.problems)
+
+
+def test_a_spec_text_from_a_git_source_as_specs_fetch_gets_it(files, capsys, monkeypatch):
+    """``--spec-text git:URL@COMMIT`` fetches the checkout (here a local repository) and reads its spec text."""
+    import subprocess
+
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(files / "cache"))
+    repo = files / "specifications"
+    (repo / "source" / "change-streams" / "tests").mkdir(parents=True)
+    (repo / "source" / "change-streams" / "change-streams.md").write_text(TEXT)
+    (repo / "source" / "change-streams" / "tests" / "README.md").write_text("tests\n")
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t.invalid"]
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run(git + ["add", "."], check=True)
+    subprocess.run(git + ["commit", "-q", "-m", "spec"], check=True)
+    commit = subprocess.run(git + ["rev-parse", "HEAD"], check=True, capture_output=True, text=True).stdout.strip()
+    _write_files(files)
+    status, out, err = _coverage(capsys, "--spec-text", f"git:{repo}@{commit}", "--specs", str(files / "specs"))
+    assert status == 0, err
+    assert "change-streams.md" in out.splitlines()[0] and str(files / "cache") in out.splitlines()[0]
