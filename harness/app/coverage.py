@@ -41,7 +41,8 @@ def add_coverage_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--specs", action="append", default=[], metavar="PATH",
                         help="spec files or folders whose tests count (repeatable; default: the project's "
                              "supplementary scenarios and the shared upstream legacy and unified folders)")
-    parser.add_argument("--format", choices=sorted(RENDERERS) + ["json"], default="text", dest="output_format")
+    parser.add_argument("--format", choices=sorted(RENDERERS) + ["json"], default="text", dest="output_format",
+                        help="text (default), markdown (a page), or json (every field, for tools)")
     parser.add_argument("--report-only", action="store_true",
                         help="exit 0 even when a driver-side MUST is unchecked (only report it)")
 
