@@ -91,6 +91,23 @@ def no_resume_on_aggregate_error(cx: ProseContext) -> None:
            f"expected the injected error (code {RETRY_CHANGE_STREAM}), got {error.describe() if error else None}")
 
 
+@prose_test(4, "a network error on the aggregate command is never resumed", variant="network-error")
+def no_resume_on_aggregate_network_error(cx: ProseContext) -> None:
+    """The other resumable kind of error: the aggregate's connection is closed, retryable reads off."""
+    cx.open_client(retryReads=False)
+    cx.fail_commands(["aggregate"], closeConnection=True)
+    _, error = cx.attempt("createChangeStream", "collection")
+    if error is None:  # a driver may send the aggregate lazily, at the first iteration
+        _, error = cx.attempt("iterateOnce", "stream")
+    aggregates = observed.started(cx.events(), "aggregate")
+    expect(error is not None, "the aggregate's connection was closed, yet no error reached the application; "
+                              f"commands sent: {cx.command_list()}")
+    expect(len(aggregates) == 1, f"expected the failed aggregate to be sent once and not resumed, saw "
+                                 f"{len(aggregates)} aggregate commands: {cx.command_list()}")
+    expect(error is not None and error.is_client_error,
+           f"expected the network error (a client-side error), got {error.describe() if error else None}")
+
+
 @prose_test(6, "server selection before a resume uses the initial read preference")
 def resume_selects_with_initial_read_preference(cx: ProseContext) -> None:
     info = cx.run.target.info

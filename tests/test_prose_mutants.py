@@ -298,6 +298,7 @@ MUTANTS: dict[str, list[Mutant]] = {
     "2-driver-side": [swallowed_errors, missing_id_resumed, stream_left_open_on_missing_id],
     "3": [never_resumes, resume_forgets_token, resume_drops_pipeline],
     "4": [resumes_aggregate_errors],
+    "4-network-error": [resumes_aggregate_errors],
     "7": [closes_empty_first_batch],
     "8": [kill_cursors_error_raised, kill_after_new_aggregate_raised, second_kill_cursors_error_raised],
     "8-cursor-gone": [kill_after_new_aggregate_raised],
