@@ -8,30 +8,49 @@ where it must not be, a default sent that must not be.
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import pytest
+import yaml
 from pymongo import change_stream_shared
 
 from harness.formats.loaders import load_paths
 
-SUPPLEMENTARY = Path(__file__).resolve().parents[1] / "specs" / "scenarios" / "supplementary"
+REPO = Path(__file__).resolve().parents[1]
+SUPPLEMENTARY = REPO / "specs" / "scenarios" / "supplementary"
+DRIVER_RULES = REPO / "specs" / "coverage" / "change-streams-rules.yml"
+SERVER_RULES = REPO / "specs" / "coverage" / "server-rules.yml"
 Stream = change_stream_shared._AgnosticChangeStream
 
 
-def scenarios_of(prefix: str):
-    """The supplementary tests whose description starts with ``prefix`` (a rule id and its colon, or "SRV-")."""
-    found = [t for t in load_paths([SUPPLEMENTARY]) if t.description.startswith(prefix)]
-    assert found, f"no supplementary scenario starts with {prefix!r}"
+@functools.cache
+def all_scenarios():
+    return tuple(load_paths([SUPPLEMENTARY]))
+
+
+def rule_ids(test) -> list[str]:
+    """The rule ids a scenario names: the leading "ID[, ID...]:" of its description."""
+    head, colon, _ = test.description.partition(":")
+    assert colon, f"{test.file}: {test.description!r} names no rule id"
+    return [part.strip() for part in head.split(",")]
+
+
+def scenarios_of(rule: str):
+    """The supplementary tests that name ``rule``."""
+    found = [test for test in all_scenarios() if rule in rule_ids(test)]
+    assert found, f"no supplementary scenario names {rule!r}"
     return found
 
 
-def assert_rule_fails(run, rule: str, breakage: str) -> None:
-    """At least one scenario of ``rule`` fails under ``breakage``, and none errors (an error proves nothing)."""
-    outcomes = {test.description: run.verdict(test) for test in scenarios_of(rule + ":")}
-    assert any(v.outcome == "failed" for v in outcomes.values()), f"{breakage}: every {rule} scenario still passed"
-    errors = {name: v.message for name, v in outcomes.items() if v.outcome not in ("passed", "failed")}
-    assert not errors, errors
+def assert_rule_fails(run, rules: str, breakage: str) -> None:
+    """For each of ``rules`` (ids joined by ", "), at least one scenario naming it fails under ``breakage``,
+    and none of them errors (an error proves nothing)."""
+    for rule in rules.split(", "):
+        outcomes = {test.description: run.verdict(test) for test in scenarios_of(rule)}
+        assert any(v.outcome == "failed" for v in outcomes.values()), f"{breakage}: every {rule} scenario still passed"
+        errors = {name: v.message for name, v in outcomes.items() if v.outcome not in ("passed", "failed")}
+        assert not errors, errors
 
 
 def _without(key):
@@ -71,7 +90,7 @@ BROKEN = {
 }
 
 
-@pytest.mark.parametrize("test", scenarios_of(""), ids=lambda test: test.description.split(":", 1)[0])
+@pytest.mark.parametrize("test", all_scenarios(), ids=lambda test: test.description.split(":", 1)[0])
 def test_each_scenario_passes_on_pymongo(embedded_run, test):
     verdict = embedded_run.verdict(test)
     assert verdict.outcome == "passed", f"{test.description}: {verdict.message}"
@@ -83,3 +102,24 @@ def test_a_driver_that_breaks_the_rule_fails_its_scenario(embedded_run, monkeypa
     original = getattr(Stream, method)
     monkeypatch.setattr(Stream, method, lambda self: change(dict(original(self)), self))
     assert_rule_fails(embedded_run, rule, breakage)
+
+
+def test_every_rule_a_scenario_names_is_catalogued():
+    """Driver ids come from the change-streams rule catalogue, server ids from server-rules.yml (with their source)."""
+    driver = {rule["id"] for rule in yaml.safe_load(DRIVER_RULES.read_text())["rules"]}
+    server = yaml.safe_load(SERVER_RULES.read_text())
+    assert all(entry.get("source") and entry.get("paraphrase") for entry in server), SERVER_RULES
+    named = {rule for test in all_scenarios() for rule in rule_ids(test)}
+    assert named <= driver | {entry["id"] for entry in server}, sorted(named - driver - {e["id"] for e in server})
+    assert {entry["id"] for entry in server} == {rule for rule in named if rule.startswith("SRV-")}
+
+
+def test_every_rule_a_scenario_names_has_a_breakage_that_fails_it():
+    """No rule is claimed by a scenario unless some broken driver or server is shown to fail that scenario."""
+    from tests.test_supplementary_resume import BROKEN_DRIVER, PROVEN_APART
+    from tests.test_supplementary_server import BROKEN_SERVER
+
+    proven = {rule for table in (BROKEN, BROKEN_DRIVER, BROKEN_SERVER) for rules, *_ in table.values()
+              for rule in rules.split(", ")} | set(PROVEN_APART)
+    named = {rule for test in all_scenarios() for rule in rule_ids(test)}
+    assert named <= proven, sorted(named - proven)

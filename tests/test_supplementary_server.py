@@ -21,7 +21,7 @@ import pytest
 from secantus import changestreams
 from secantus import commands as secantus_commands
 
-from tests.test_supplementary import assert_rule_fails, scenarios_of
+from tests.test_supplementary import all_scenarios, assert_rule_fails, rule_ids
 
 Breakage = Callable[[pytest.MonkeyPatch], None]
 
@@ -169,5 +169,5 @@ def test_a_server_that_breaks_the_rule_fails_its_scenario(embedded_run, monkeypa
 
 
 def test_every_server_rule_has_a_breakage():
-    rules = {test.description.split(":", 1)[0] for test in scenarios_of("SRV-")}
+    rules = {rule for test in all_scenarios() for rule in rule_ids(test) if rule.startswith("SRV-")}
     assert rules == {rule for rule, _ in BROKEN_SERVER.values()}
