@@ -91,7 +91,7 @@ def load_catalogue(path: Path, name: str, *, driver_side_default: bool = True) -
         if unknown:
             catalogue.problems.append(f"{where}: keys not understood, ignored: {', '.join(unknown)}")
         catalogue.rules.append(Rule(
-            id=rule_id, level=level, section=str(entry.get("section") or ""),
+            id=rule_id, level=level, section=str(entry.get("section") or entry.get("source") or ""),
             paraphrase=str(entry.get("paraphrase") or ""),
             driver_side=bool(entry.get("driver_side", driver_side_default)), wording=wording,
             anchors=tuple(anchors), cue=str(entry.get("cue") or ""),
