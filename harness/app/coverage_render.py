@@ -99,13 +99,13 @@ def render_text(cmap: CoverageMap) -> str:
 
 
 def render_markdown(cmap: CoverageMap) -> str:
-    lines = [f"# Coverage of the change-streams spec", "", f"Spec text: `{cmap.spec_text}`", "",
+    lines = ["# Coverage of the change-streams spec", "", f"Spec text: `{cmap.spec_text}`", "",
              summary_line(cmap)]
     for title, rules in _groups(cmap):
         if not rules:
             continue
-        lines += ["", f"## {title} ({len(rules)})", "", "| rule | level | section | rule, paraphrased | status | tests |",
-                  "| --- | --- | --- | --- | --- | --- |"]
+        lines += ["", f"## {title} ({len(rules)})", "",
+                  "| rule | level | section | rule, paraphrased | status | tests |", "| --- | --- | --- | --- | --- | --- |"]
         for c in rules:
             tests = _tests(c.checked_by, None) or (f"exercised by: {_tests(c.exercised_by, None)}"
                                                    if c.exercised_by else c.rule.not_checkable or "")
