@@ -2,14 +2,16 @@
 
 The procedure, whatever format the test came from:
 
-1. skip it, with the reason, if its requirements rule the target out;
+1. skip it, with the reason, if its requirements rule the target out (or it uses a
+   test-runner operation the format defines and this runner lacks; one nobody defines is an ``error``);
 2. reset databases and seed ``initialData`` through the harness's admin client;
 3. create the test's entities in a fresh driver scope (new monitored clients);
 4. run the operations in order: test-runner operations (``failPoint``...) here,
    everything else through the driver; check each result or error as soon
-   as it is known; the first failure ends the operations;
-5. compare observed events with ``expectEvents``, then collection contents
-   with the expected data (``outcome``);
+   as it is known; the first failure ends the operations. What the driver
+   adapter lacks (``DriverLacksFeature``) makes the test ``skipped``;
+5. compare observed events with ``expectEvents``, log messages with
+   ``expectLogMessages``, then collection contents with the expected data (``outcome``);
 6. always: close the driver scope and turn every fail point off.
 
 Step 1 is :meth:`SpecRunner.preflight`; steps 2 to 5 are the body of a

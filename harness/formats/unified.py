@@ -3,8 +3,13 @@
 A unified file is already shaped like the model: its entities, initial data,
 operations and expected events map one to one. The loader's work is to
 refuse files this runner must not process (see :mod:`harness.formats.unified_schema`)
-as one ``error`` test naming the file and the JSON path, and to give every
-operation a label (``operations[3]``) that failure messages can point at.
+as one ``error`` test naming the file and the JSON path, to give every
+operation a label (``operations[3]``) that failure messages can point at, and
+to check every operation's name and argument names against the format's table
+(:mod:`harness.formats.unified_operation_check`): a misspelt one is an ``error``
+for its test alone, naming the file, the test and the label, even in an
+operation the test would never reach. ``withTransaction``'s callback is loaded
+as operations (labelled ``operations[2].arguments.callback[0]``).
 The ``.yml`` and ``.json`` encodings of a file load to equal tests.
 
 :mod:`harness.formats.loaders` lists this format in its table of built-in formats.

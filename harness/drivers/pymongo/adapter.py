@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import weakref
 from typing import Any
 
 import pymongo
@@ -89,9 +90,9 @@ class PyMongoScope:
         self._log_topologies: list[Any] = []
         #: Client-side operation timeouts (CSOT) the driver has no object for: entity id -> timeoutMS of a
         #: database or collection entity (``timeoutMS`` in its options), or a session's ``defaultTimeoutMS``;
-        #: and id() of a change stream or cursor -> the timeout it was created with, for its iterations.
+        #: and a change stream or cursor -> the timeout it was created with, for its iterations.
         self.timeouts: dict[str, int] = {}
-        self.iteration_timeouts: dict[int, int] = {}
+        self.iteration_timeouts: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
         self._clients: list[MongoClient] = []
         #: Session entity -> its lsid, kept from creation since an ended session no longer tells.
         self._lsids: dict[str, Any] = {}

@@ -33,7 +33,7 @@ def timeout_ms(scope: Any, operation: Operation, target: Any, arguments: dict[st
     if "timeoutMS" in arguments:
         return arguments.pop("timeoutMS")
     if isinstance(target, _ITERABLES):
-        return scope.iteration_timeouts.get(id(target))
+        return scope.iteration_timeouts.get(target)
     return scope.timeouts.get(operation.object)
 
 
@@ -51,4 +51,4 @@ def client_timeout(scope: Any, operation: Operation, target: Any, arguments: dic
 def remember(scope: Any, result: Any, milliseconds: int | None) -> None:
     """A change stream or cursor keeps the timeout its creating operation ran under, for its iterations."""
     if milliseconds is not None and isinstance(result, _ITERABLES):
-        scope.iteration_timeouts[id(result)] = milliseconds
+        scope.iteration_timeouts[result] = milliseconds
