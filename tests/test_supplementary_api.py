@@ -1,0 +1,166 @@
+"""The driver-side helper and cursor scenarios (change-streams-api.yml) fail for a pymongo that breaks their rule.
+
+Each broken driver is pymongo with one function patched for the length of one
+test (``monkeypatch``): an option value or a pipeline stage refused on the
+client instead of left to the server, the read concern dropped or forced, the
+getMore sent to a collection the aggregate did not name, a close that leaves
+the cursor open, a resume outside the stream's session.
+
+CS-PIPE-MULTISTAGE needs a server that refuses a second ``$changeStream``
+stage, as mongod does; SecantusDB accepts it (a known deviation, listed in
+specs/expectations/secantusdb.yml), so its test runs against a SecantusDB
+patched to refuse it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from pymongo import change_stream_shared
+from pymongo.errors import InvalidOperation
+from pymongo.read_concern import ReadConcern
+from pymongo.synchronous import change_stream as sync_change_stream
+from secantus import commands as secantus_commands
+
+from tests.test_supplementary import assert_rule_fails, scenarios_of
+
+ChangeStream = sync_change_stream.ChangeStream
+AnyChangeStream = change_stream_shared._AgnosticChangeStream
+Breakage = Callable[[pytest.MonkeyPatch], None]
+
+#: The values the spec lists today; a driver that checks against them breaks forward compatibility.
+KNOWN_FULL_DOCUMENT = {"default", "updateLookup", "whenAvailable", "required"}
+KNOWN_FULL_DOCUMENT_BEFORE_CHANGE = {"whenAvailable", "required", "off"}
+
+
+def _refusing(check: Callable[[Any], str | None]) -> Breakage:
+    """A driver whose stream constructor raises a client-side error when ``check(stream)`` names a problem."""
+
+    def apply(mp: pytest.MonkeyPatch) -> None:
+        original = AnyChangeStream.__init__
+
+        def init(self: Any, *args: Any, **kwargs: Any) -> None:
+            original(self, *args, **kwargs)
+            problem = check(self)
+            if problem:
+                raise InvalidOperation(problem)
+
+        mp.setattr(AnyChangeStream, "__init__", init)
+
+    return apply
+
+
+def _unknown_full_document(stream: Any) -> str | None:
+    if stream._full_document is not None and stream._full_document not in KNOWN_FULL_DOCUMENT:
+        return f"fullDocument must be one of {sorted(KNOWN_FULL_DOCUMENT)}"
+    return None
+
+
+def _unknown_full_document_before_change(stream: Any) -> str | None:
+    value = stream._full_document_before_change
+    if value is not None and value not in KNOWN_FULL_DOCUMENT_BEFORE_CHANGE:
+        return f"fullDocumentBeforeChange must be one of {sorted(KNOWN_FULL_DOCUMENT_BEFORE_CHANGE)}"
+    return None
+
+
+def _second_change_stream_stage(stream: Any) -> str | None:
+    if any("$changeStream" in stage for stage in stream._pipeline):
+        return "the pipeline must not contain another $changeStream stage"
+    return None
+
+
+def _read_concern(value: ReadConcern) -> Breakage:
+    """Every change stream's aggregate runs with ``value`` as its read concern, whatever the collection's."""
+
+    def apply(mp: pytest.MonkeyPatch) -> None:
+        original = ChangeStream._run_aggregation_cmd
+
+        def run(self: Any, session: Any) -> Any:
+            self._target = self._target.with_options(read_concern=value)
+            return original(self, session)
+
+        mp.setattr(ChangeStream, "_run_aggregation_cmd", run)
+
+    return apply
+
+
+def _get_more_to_dollar_cmd(mp: pytest.MonkeyPatch) -> None:
+    """Database and client streams send getMore to ``$cmd`` instead of the collection the reply's ns names."""
+    original = ChangeStream._create_cursor
+
+    def create_cursor(self: Any) -> Any:
+        cursor = original(self)
+        database, _, collection = cursor._ns.partition(".")
+        if collection.startswith("$cmd"):
+            cursor._ns = f"{database}.$cmd"
+        return cursor
+
+    mp.setattr(ChangeStream, "_create_cursor", create_cursor)
+
+
+def _close_forgets_the_cursor(mp: pytest.MonkeyPatch) -> None:
+    """close() marks the stream closed and leaves its server cursor open."""
+
+    def close(self: Any) -> None:
+        self._closed = True
+
+    mp.setattr(ChangeStream, "close", close)
+
+
+def _resume_outside_the_session(mp: pytest.MonkeyPatch) -> None:
+    """A resume runs its aggregate in a session of its own instead of the stream's."""
+    original = ChangeStream._resume
+
+    def resume(self: Any) -> None:
+        self._session = None
+        original(self)
+
+    mp.setattr(ChangeStream, "_resume", resume)
+
+
+#: breakage -> (the rules (ids joined by ", ") whose scenarios must catch it, the patch)
+BROKEN_API: dict[str, tuple[str, Breakage]] = {
+    "unknown fullDocument refused": ("CS-OPT-FULLDOC-UNKNOWN", _refusing(_unknown_full_document)),
+    "unknown fullDocumentBeforeChange refused": ("CS-OPT-FULLDOCBC-UNKNOWN",
+                                                 _refusing(_unknown_full_document_before_change)),
+    "collection read concern dropped": ("CS-API-READCONCERN", _read_concern(ReadConcern())),
+    "majority read concern forced": ("CS-API-READCONCERN", _read_concern(ReadConcern("majority"))),
+    "getMore sent to $cmd": ("CS-CURSOR-NS-DB, CS-CURSOR-NS-CLIENT", _get_more_to_dollar_cmd),
+    "close leaves the cursor open": ("CS-API-CLOSE", _close_forgets_the_cursor),
+    "resume outside the session": ("CS-RESUME-SESSION", _resume_outside_the_session),
+}
+
+#: Rules proven by a test of their own below rather than by a table entry.
+PROVEN_APART = ("CS-PIPE-MULTISTAGE",)
+
+
+@pytest.mark.parametrize("breakage", sorted(BROKEN_API))
+def test_a_driver_that_breaks_the_rule_fails_its_scenario(embedded_run, monkeypatch, breakage):
+    rules, patch = BROKEN_API[breakage]
+    patch(monkeypatch)
+    assert_rule_fails(embedded_run, rules, breakage)
+
+
+def refusing_server(mp: pytest.MonkeyPatch) -> None:
+    """A SecantusDB that refuses ``$changeStream`` anywhere but first, with mongod's code (40602)."""
+    original = secantus_commands._aggregate_change_stream
+
+    def aggregate(doc: Any, ctx: Any, coll: Any, pipeline: list, batch_size: int) -> dict[str, Any]:
+        if any(isinstance(stage, dict) and "$changeStream" in stage for stage in pipeline[1:]):
+            return {"ok": 0.0, "errmsg": "$changeStream is only valid as the first stage in a pipeline",
+                    "code": 40602, "codeName": "Location40602"}
+        return original(doc, ctx, coll, pipeline, batch_size)
+
+    mp.setattr(secantus_commands, "_aggregate_change_stream", aggregate)
+
+
+def test_second_change_stream_stage_is_left_to_a_server_that_refuses_it(embedded_run, monkeypatch):
+    """CS-PIPE-MULTISTAGE: pymongo passes on a server that refuses the stage; a driver that refuses it itself fails."""
+    (scenario,) = scenarios_of("CS-PIPE-MULTISTAGE")
+    refusing_server(monkeypatch)
+    verdict = embedded_run.verdict(scenario)
+    assert verdict.outcome == "passed", verdict.message
+    _refusing(_second_change_stream_stage)(monkeypatch)
+    assert_rule_fails(embedded_run, "CS-PIPE-MULTISTAGE", "second $changeStream stage refused by the driver")
