@@ -25,7 +25,7 @@ FAILING = """
 """
 
 REQUIRED_FIELDS = {"run_id", "format", "file", "test", "outcome", "message", "duration_s", "started_at",
-                   "target", "driver", "harness", "python"}
+                   "target", "driver", "harness", "python", "rules"}
 
 
 def harness(*args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess:

@@ -152,6 +152,7 @@ def command_run(args: argparse.Namespace) -> int:
             targets = worker_targets(compose.plugins(), options.target, min(args.jobs, len(tests)),
                                      args.worker_targets, lambda text: print(text, file=sys.stderr))
             if len(targets) > 1:
+                options.rules = compose.rule_index(options.provenance)  # before the fork: workers and lost tests share it
                 return run_parallel(args.argv, tests, options, targets, args.quiet)
         return _run_sequentially(tests, options, args.quiet)
     except (TargetUnavailable, ExpectationsError) as exc:

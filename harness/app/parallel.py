@@ -35,6 +35,7 @@ from harness.app.reporting import ConsoleReporter
 from harness.core.expectations import Classification, Expectations
 from harness.core.ports import TargetInfo, TargetUnavailable
 from harness.core.records import RunProvenance, make_record, new_run_id, utc_now
+from harness.core.rules import RuleIndex
 from harness.engine.results_store import ResultsStore
 from harness.engine.run import TestResult, expectations_for
 
@@ -223,6 +224,7 @@ def _lost(view: _View, test: Any, worker: _Worker, returncode: int, options: Any
     classification = view.expectations.classify(test.test_id, "error")
     identity = dict(format=test.format, file=test.file, test_id=test.test_id,
                     test=getattr(test, "description", getattr(test, "name", "")), line=getattr(test, "line", None))
+    rules = (options.rules or RuleIndex()).rules_for(test.test_id, identity["test"])
     record = make_record(provenance, outcome="error", message=message, started_at=utc_now(), duration_s=0.0,
-                         expectation=classification.as_record(), **identity)
+                         expectation=classification.as_record(), rules=rules, **identity)
     return TestResult(test.test_id, test.file, "error", message, 0.0, classification, record)
