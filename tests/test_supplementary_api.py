@@ -71,6 +71,13 @@ def _second_change_stream_stage(stream: Any) -> str | None:
     return None
 
 
+def _not_majority(stream: Any) -> str | None:
+    level = stream._target.read_concern.level
+    if level not in (None, "majority"):
+        return f"change streams take only the majority read concern, not {level!r}"
+    return None
+
+
 def _read_concern(value: ReadConcern) -> Breakage:
     """Every change stream's aggregate runs with ``value`` as its read concern, whatever the collection's."""
 
@@ -127,6 +134,7 @@ BROKEN_API: dict[str, tuple[str, Breakage]] = {
                                                  _refusing(_unknown_full_document_before_change)),
     "collection read concern dropped": ("CS-API-READCONCERN", _read_concern(ReadConcern())),
     "majority read concern forced": ("CS-API-READCONCERN", _read_concern(ReadConcern("majority"))),
+    "read concern checked by the driver": ("CS-API-READCONCERN-NOTHROW", _refusing(_not_majority)),
     "getMore sent to $cmd": ("CS-CURSOR-NS-DB, CS-CURSOR-NS-CLIENT", _get_more_to_dollar_cmd),
     "close leaves the cursor open": ("CS-API-CLOSE", _close_forgets_the_cursor),
     "resume outside the session": ("CS-RESUME-SESSION", _resume_outside_the_session),
