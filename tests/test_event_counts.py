@@ -111,3 +111,25 @@ def test_an_event_family_the_driver_adapter_lacks_is_skipped_with_the_reason(emb
     monkeypatch.setattr(PyMongoScope, "events", without_sdam)
     verdict = _sdam_verdict(embedded_run, tmp_path, "waitForEvent", "{ serverDescriptionChangedEvent: {} }", 1)
     assert verdict.outcome == "skipped" and "'sdam' is not observed" in verdict.message
+
+
+SDAM_EXPECT_EVENTS = SDAM_HEADER.replace(", topologyDescriptionChangedEvent ]", " ]").replace("OPERATION", "waitForEvent").replace(
+    "EVENT", "{ serverDescriptionChangedEvent: {} }").replace("COUNT", "1") + """    expectEvents:
+      - client: client0
+        eventType: sdam
+        ignoreExtraEvents: true
+        events:
+          - serverDescriptionChangedEvent: { previousDescription: { type: Unknown }, newDescription: { type: TYPE } }
+"""
+
+
+@pytest.mark.parametrize(("server_type", "outcome"), [("RSPrimary", "passed"), ("Mongos", "failed")])
+def test_expect_events_of_type_sdam_match_descriptions(embedded_run, tmp_path, server_type, outcome):
+    spec = tmp_path / "sdam-expect.yml"
+    spec.write_text(SDAM_EXPECT_EVENTS.replace("TYPE", server_type))
+    [test] = load_file(spec)
+    assert test.load_error is None, test.load_error
+    verdict = embedded_run.verdict(test)
+    assert verdict.outcome == outcome, verdict.message
+    if outcome == "failed":
+        assert "newDescription.type" in verdict.message

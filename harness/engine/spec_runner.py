@@ -290,7 +290,7 @@ class SpecRunner:
             if found:
                 sent = observed[index]
                 raise TestFailure(_describe(f"{path}: event does not match", found)
-                                  + f"\n  observed {sent.summary()}: {show(sent.command or sent.reply, 600)}"
+                                  + f"\n  observed {sent.summary()}: {show(sent.command or sent.reply or sent.new_description, 600)}"
                                   + f"\n  all events: {_event_list(observed)}", found)
         if not expectation.ignore_extra_events and len(observed) > len(expectation.events):
             extra = observed[len(expectation.events):]
