@@ -54,7 +54,9 @@ def _initial_aggregate_reply(cx: ProseContext) -> dict[str, Any]:
 def _changes_around_a_resume(cx: ProseContext, start_time: Any, where_from: str) -> None:
     """One change written before the resume and one after the getMore error, then one after: each once."""
     require(cx.op("iterateOnce", "stream") is None, "the stream returned a change although none was written")
-    require(cx.resume_token() is None, "the stream cached a resume token although it has returned nothing")
+    token = cx.resume_token()
+    expect(token is None, f"getResumeToken should be empty: the stream has returned nothing and received no "
+                          f"postBatchResumeToken; got {show(token)}")
     cx.admin_collection.insert_one({"n": 1})  # after the stream's start, before the resume; not yet seen
     mark = len(cx.events())
     cx.fail_commands(["getMore"], errorCode=CURSOR_NOT_FOUND)

@@ -111,8 +111,7 @@ class ProseContext(Case):
         self.collection_name = "prose_" + test.short_id.replace("-", "_")
         self.app_name = f"prose-{test.short_id}"[:40]
         self.shaping: Any = None  # the ReplyShapingOwner of the proxy in the driver's path (shaping checks)
-        self._own_proxy: Any = None  # a proxy this check started, and stops when it closes
-        self._proxy_points: list[str] = []  # fail points armed in that proxy, turned off when it closes
+        self.proxy: Any = None  # the faults.shaping_route.TestProxy in the driver's path (shaping checks)
         if test.revision:
             self.details["prose_source"] = (f"mongodb/specifications@{test.revision}:"
                                             f"source/change-streams/tests/README.rst, prose test {test.number}")
@@ -132,19 +131,7 @@ class ProseContext(Case):
         """Close the check's clients, then the check's own proxy (shaping off, checked); the run does the rest."""
         if self.scope is not None:
             self.scope.close()
-        problems: list[str] = []
-        if self._own_proxy is not None:
-            from faults.shaping_owner import unregister
-
-            problems = self.shaping.clear_all()
-            for name in self._proxy_points:
-                self._own_proxy.disable(name)
-            for name in self._own_proxy.armed():  # asked, not assumed, as for the run's fail points
-                self._own_proxy.disable(name)
-                problems.append(f"fail point {name!r} was still armed in the check's wire proxy; turned off now")
-            unregister(self.shaping)
-            self._own_proxy.stop()
-        return problems
+        return self.proxy.close() if self.proxy is not None else []
 
     def _shaping_proxy_uri(self) -> str:
         """Where a shaping check's clients connect: the run's wire proxy, or one started for this check.
@@ -152,21 +139,13 @@ class ProseContext(Case):
         A run with emulated fail points already has a proxy in the path, with
         its shaping owner; otherwise the check puts a proxy of its own in front
         of the target (fail points stay the target's own), owned and cleared
-        the same way, for the length of the check.
+        the same way, for the length of the check (:mod:`faults.shaping_route`).
         """
-        from faults.plugin import driver_facing_address
-        from faults.shaping_owner import ReplyShapingOwner, owner_for, register
-        from faults.wire import WireProxy
+        from faults.shaping_route import proxy_for_test
 
-        self.shaping = owner_for(self.run.target)
-        if self.shaping is not None:
-            return self.run.driver_uri
-        host, port = driver_facing_address(self.run.target)
-        proxy = WireProxy(host, port)
-        proxy.start()
-        self._own_proxy = proxy
-        self.shaping = register(ReplyShapingOwner(proxy, self.run.target))
-        return proxy.uri
+        self.proxy = proxy_for_test(self.run.target, self.run.driver_uri)
+        self.shaping = self.proxy.owner
+        return self.proxy.uri
 
     def failure_message(self, failure: TestFailure) -> str:
         return f"prose test {self.test.name}: {failure}"
@@ -281,12 +260,14 @@ class ProseContext(Case):
         turned off when the check closes; in the run's proxy (emulated fail
         points) the run's manager owns it like any other.
         """
-        if self._own_proxy is None:
+        if self.proxy is None:
+            raise HarnessError(f"prose test {self.test.name} arms a proxy fail point but was not registered "
+                               "with shaping=True")
+        if self.proxy.own_proxy is None:
             self.fail_point(command)
             return
         with self.guarded():
-            self._proxy_points.append(str(command.get("configureFailPoint")))
-            self._own_proxy.configure_fail_point(dict(command))
+            self.proxy.arm_fail_point(command)
 
     def fail_point(self, command: dict[str, Any]) -> None:
         """Arm any fail point through the run's manager; it is turned off after the check."""
