@@ -215,3 +215,30 @@ def test_operations_refuse_bad_arguments_naming_the_operation(emulated):
         OPERATIONS["clearReplyShaping"](Context(), Operation(name="clearReplyShaping", object=TEST_RUNNER,
                                                              arguments={"x": 1}, label="operations[4]"))
     assert clear_after_test(emulated.target) == []
+
+
+# -- one test's proxy (faults/shaping_route.py) -----------------------------------------------------------
+def test_a_shaping_test_gets_a_proxy_of_its_own_on_a_run_without_one(embedded):
+    from faults.shaping_route import route_for
+
+    shaping_test = scenario_tests()[0]
+    plain = SpecTest(file="f.yml", format="unified", description="d", comparator="unified")
+    assert route_for(plain, embedded.target, embedded.driver_uri) is None
+    route = route_for(shaping_test, embedded.target, embedded.driver_uri)
+    try:
+        assert route.uri != embedded.driver_uri and owner_for(embedded.target) is route.owner
+        route.owner.arm({"profile": "small-batches"})
+        route.arm_fail_point({"configureFailPoint": "failCommand", "mode": "alwaysOn",
+                              "data": {"failCommands": ["killCursors"]}})
+    finally:
+        problems = route.close()
+    assert problems == [] and owner_for(embedded.target) is None
+    assert route.own_proxy.shaping.armed() == [] and route.own_proxy.armed() == []
+
+
+def test_a_run_with_a_proxy_lends_it_and_keeps_ownership(emulated):
+    from faults.shaping_route import route_for
+
+    route = route_for(scenario_tests()[0], emulated.target, emulated.driver_uri)
+    assert route.uri == emulated.driver_uri and route.own_proxy is None
+    assert route.close() == [] and owner_for(emulated.target) is route.owner
