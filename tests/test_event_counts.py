@@ -133,3 +133,20 @@ def test_expect_events_of_type_sdam_match_descriptions(embedded_run, tmp_path, s
     assert verdict.outcome == outcome, verdict.message
     if outcome == "failed":
         assert "newDescription.type" in verdict.message
+
+
+def test_topology_opening_is_counted_once_and_closing_not_before_the_end(embedded_run, tmp_path):
+    header = HEADER.replace("observeEvents: [ commandStartedEvent, connectionCheckedOutEvent ]",
+                            "observeEvents: [ topologyOpeningEvent, topologyClosedEvent ]")
+    spec = tmp_path / "topology.yml"
+    for event, count, outcome in (("{ topologyOpeningEvent: {} }", 1, "passed"),
+                                  ("{ topologyOpeningEvent: {} }", 2, "failed"),
+                                  ("{ topologyClosedEvent: {} }", 0, "passed")):
+        spec.write_text(header.replace("OPERATION", "assertEventCount").replace("EVENT", event)
+                        .replace("COUNT", str(count)).replace(
+                            "      - { name: insertOne, object: collection0, arguments: { document: { _id: 2 } } }\n",
+                            "      - { name: waitForEvent, object: testRunner, arguments: { client: client0, "
+                            "event: { topologyOpeningEvent: {} }, count: 1 } }\n"))
+        [test] = load_file(spec)
+        verdict = embedded_run.verdict(test)
+        assert verdict.outcome == outcome, (event, count, verdict.message)
