@@ -3,8 +3,9 @@
 Each broken driver is pymongo with one function patched for the length of one
 test (``monkeypatch``): an option value or a pipeline stage refused on the
 client instead of left to the server, the read concern dropped or forced, the
-getMore sent to a collection the aggregate did not name, a close that leaves
-the cursor open, a resume outside the stream's session.
+getMore sent to a collection the aggregate did not name, a plain aggregate
+that resumes like a change stream, a close that leaves the cursor open, a
+resume outside the stream's session.
 
 CS-PIPE-MULTISTAGE needs a server that refuses a second ``$changeStream``
 stage, as mongod does; SecantusDB accepts it (a known deviation, listed in
@@ -19,9 +20,10 @@ from typing import Any
 
 import pytest
 from pymongo import change_stream_shared
-from pymongo.errors import InvalidOperation
+from pymongo.errors import InvalidOperation, PyMongoError
 from pymongo.read_concern import ReadConcern
 from pymongo.synchronous import change_stream as sync_change_stream
+from pymongo.synchronous.collection import Collection
 from secantus import commands as secantus_commands
 
 from tests.test_supplementary import assert_rule_fails, scenarios_of
@@ -127,6 +129,37 @@ def _resume_outside_the_session(mp: pytest.MonkeyPatch) -> None:
     mp.setattr(ChangeStream, "_resume", resume)
 
 
+class _ResumingCursor:
+    """What the broken helper returns: the aggregate's cursor, run again once after a resumable error."""
+
+    def __init__(self, cursor: Any, rerun: Callable[[], Any]) -> None:
+        self._cursor, self._rerun = cursor, rerun
+
+    def __iter__(self) -> Any:
+        try:
+            yield from self._cursor
+        except PyMongoError as exc:
+            if not sync_change_stream._resumable(exc):
+                raise
+            cursor = self._rerun()  # a tailable cursor: read what one getMore gives, then stop
+            while (document := cursor._try_next(True)) is not None:
+                yield document
+            cursor.close()
+
+
+def _plain_aggregate_resumes(mp: pytest.MonkeyPatch) -> None:
+    """The plain aggregate helper treats a leading $changeStream specially: its cursor resumes on errors."""
+    original = Collection.aggregate
+
+    def aggregate(self: Any, pipeline: list, *args: Any, **kwargs: Any) -> Any:
+        cursor = original(self, pipeline, *args, **kwargs)
+        if pipeline and isinstance(pipeline[0], dict) and "$changeStream" in pipeline[0]:
+            return _ResumingCursor(cursor, lambda: original(self, pipeline, *args, **kwargs))
+        return cursor
+
+    mp.setattr(Collection, "aggregate", aggregate)
+
+
 #: breakage -> (the rules (ids joined by ", ") whose scenarios must catch it, the patch)
 BROKEN_API: dict[str, tuple[str, Breakage]] = {
     "unknown fullDocument refused": ("CS-OPT-FULLDOC-UNKNOWN", _refusing(_unknown_full_document)),
@@ -136,6 +169,7 @@ BROKEN_API: dict[str, tuple[str, Breakage]] = {
     "majority read concern forced": ("CS-API-READCONCERN", _read_concern(ReadConcern("majority"))),
     "read concern checked by the driver": ("CS-API-READCONCERN-NOTHROW", _refusing(_not_majority)),
     "getMore sent to $cmd": ("CS-CURSOR-NS-DB, CS-CURSOR-NS-CLIENT", _get_more_to_dollar_cmd),
+    "plain aggregate resumes a $changeStream": ("CS-API-AGGREGATE-PLAIN", _plain_aggregate_resumes),
     "close leaves the cursor open": ("CS-API-CLOSE", _close_forgets_the_cursor),
     "resume outside the session": ("CS-RESUME-SESSION", _resume_outside_the_session),
 }
