@@ -89,6 +89,13 @@ def without_reply_shaping(test: Any, target: Any) -> str | None:
     return rule(test, target)
 
 
+def shaping_route(test: Any, target: Any, driver_uri: str) -> Any:
+    """A spec test that shapes replies gets a wire proxy in its clients' path (None: it needs none)."""
+    from faults.shaping_route import route_for
+
+    return route_for(test, target, driver_uri)
+
+
 def clear_reply_shaping(target: Any) -> list[str]:
     from faults.shaping_owner import clear_after_test
 
@@ -104,5 +111,11 @@ def install(registry: Any) -> None:
         registry.add_failpoint_mode(name, mode)
     for name in SHAPING_OPERATIONS:
         registry.add_operation(name, _shaping_operation(name))
-    registry.add_skip_rule(without_reply_shaping)
+    # An engine that can give one test a driver URI of its own puts a proxy in the path of a
+    # test that shapes replies; without that hook such a test needs a run-wide proxy, else it is skipped.
+    add_driver_route = getattr(registry, "add_driver_route", None)
+    if callable(add_driver_route):
+        add_driver_route(shaping_route)
+    else:
+        registry.add_skip_rule(without_reply_shaping)
     registry.add_teardown_check(clear_reply_shaping)
