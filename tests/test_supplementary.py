@@ -90,17 +90,8 @@ BROKEN = {
 }
 
 
-def known_secantusdb_deviations() -> set[str]:
-    """The supplementary tests SecantusDB is known to fail (specs/expectations/secantusdb.yml)."""
-    known = yaml.safe_load((REPO / "specs" / "expectations" / "secantusdb.yml").read_text())["known"] or []
-    return {entry["test"] for entry in known}
-
-
 @pytest.mark.parametrize("test", all_scenarios(), ids=lambda test: test.description.split(":", 1)[0])
 def test_each_scenario_passes_on_pymongo(embedded_run, test):
-    if test.test_id in known_secantusdb_deviations():
-        pytest.skip("a known SecantusDB deviation (specs/expectations/secantusdb.yml); "
-                    "its own test runs it against a SecantusDB patched to conform")
     verdict = embedded_run.verdict(test)
     assert verdict.outcome == "passed", f"{test.description}: {verdict.message}"
 
