@@ -65,6 +65,18 @@ def _unknown_full_document_before_change(stream: Any) -> str | None:
     return None
 
 
+def _comment_unasked(mp: pytest.MonkeyPatch) -> None:
+    """Every stream carries a comment the caller never gave (a driver's own tag, say)."""
+    original = AnyChangeStream.__init__
+
+    def init(self: Any, *args: Any, **kwargs: Any) -> None:
+        original(self, *args, **kwargs)
+        if self._comment is None:
+            self._comment = "sent by the driver"
+
+    mp.setattr(AnyChangeStream, "__init__", init)
+
+
 def _second_change_stream_stage(stream: Any) -> str | None:
     if any("$changeStream" in stage for stage in stream._pipeline):
         return "the pipeline must not contain another $changeStream stage"
@@ -167,6 +179,7 @@ BROKEN_API: dict[str, tuple[str, Breakage]] = {
     "majority read concern forced": ("CS-API-READCONCERN", _read_concern(ReadConcern("majority"))),
     "read concern checked by the driver": ("CS-API-READCONCERN-NOTHROW", _refusing(_not_majority)),
     "getMore sent to $cmd": ("CS-CURSOR-NS-DB, CS-CURSOR-NS-CLIENT", _get_more_to_dollar_cmd),
+    "comment sent unasked": ("CS-OPT-DEFAULTS", _comment_unasked),
     "plain aggregate resumes a $changeStream": ("CS-API-AGGREGATE-PLAIN", _plain_aggregate_resumes),
     "close leaves the cursor open": ("CS-API-CLOSE", _close_forgets_the_cursor),
     "resume outside the session": ("CS-RESUME-SESSION", _resume_outside_the_session),
