@@ -246,3 +246,33 @@ def test_a_run_with_a_proxy_lends_it_and_keeps_ownership(emulated):
     route = route_for(scenario_tests()[0], emulated.target, emulated.driver_uri)
     assert route.uri == emulated.driver_uri and route.own_proxy is None
     assert route.close() == [] and owner_for(emulated.target) is route.owner
+
+
+def test_a_failed_get_more_comes_before_held_documents_and_a_resume_loses_and_repeats_nothing(embedded):
+    host, port = embedded.target.admin.address
+    with WireProxy(host, port) as proxy:
+        client = MongoClient(proxy.uri, appName="split")
+        try:
+            collection = embedded.target.admin.shaping_db.split
+            collection.drop()
+            stream = client.shaping_db.split.watch(max_await_time_ms=100)
+            proxy.shape_replies({"profile": "small-batches"})
+            collection.insert_many([{"n": n} for n in (1, 2, 3)])
+            seen = []
+
+            def next_n():
+                for _ in range(50):
+                    change = stream.try_next()
+                    if change is not None:
+                        return change["fullDocument"]["n"]
+                raise AssertionError(f"no change; seen {seen}")
+
+            seen.append(next_n())
+            assert proxy.shaping.armed() == ["splitBatches", f"held documents of cursor {stream._cursor.cursor_id}"]
+            proxy.configure_fail_point({"configureFailPoint": "failCommand", "mode": {"times": 1},
+                                        "data": {"failCommands": ["getMore"], "errorCode": 43}})
+            seen += [next_n(), next_n()]
+            assert seen == [1, 2, 3] and stream.try_next() is None
+            assert proxy.fail_points.armed() == []
+        finally:
+            client.close()
