@@ -83,12 +83,6 @@ def _shaping_operation(name: str) -> Any:
     return run
 
 
-def without_reply_shaping(test: Any, target: Any) -> str | None:
-    from faults.shaping_ops import without_reply_shaping as rule
-
-    return rule(test, target)
-
-
 def shaping_route(test: Any, target: Any, driver_uri: str) -> Any:
     """A spec test that shapes replies gets a wire proxy in its clients' path (None: it needs none)."""
     from faults.shaping_route import route_for
@@ -111,11 +105,6 @@ def install(registry: Any) -> None:
         registry.add_failpoint_mode(name, mode)
     for name in SHAPING_OPERATIONS:
         registry.add_operation(name, _shaping_operation(name))
-    # An engine that can give one test a driver URI of its own puts a proxy in the path of a
-    # test that shapes replies; without that hook such a test needs a run-wide proxy, else it is skipped.
-    add_driver_route = getattr(registry, "add_driver_route", None)
-    if callable(add_driver_route):
-        add_driver_route(shaping_route)
-    else:
-        registry.add_skip_rule(without_reply_shaping)
+    # A test that shapes replies gets a wire proxy in its clients' path for its length.
+    registry.add_driver_route(shaping_route)
     registry.add_teardown_check(clear_reply_shaping)

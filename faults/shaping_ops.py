@@ -9,11 +9,10 @@
 ``clearReplyShaping``
     no arguments: shaping off (documents already held back are still served).
 
-Both act on the shaping owner of the run's target (:mod:`faults.shaping_owner`),
-which exists when a wire proxy sits between the drivers under test and the
-target (``--failpoints emulated``, or a target that refuses fail points).
-Without one, the skip rule :func:`without_reply_shaping` has already made the
-test ``skipped`` with the reason; run directly, they fail the test as a harness
+Both act on the shaping owner of the wire proxy in the test's path: the run's
+(``--failpoints emulated``, or a target that refuses fail points), or else one
+started for this test alone by the driver route :func:`faults.shaping_route.route_for`.
+Run with no proxy at all (called directly), they fail the test as a harness
 error that says so. Every shaping armed is in the record's
 ``details.reply_shaping``, with the note that it emulates an older server.
 """
@@ -62,13 +61,6 @@ def clear_reply_shaping(context: Any, operation: Operation) -> None:
 
 def uses_reply_shaping(test: SpecTest) -> bool:
     return any(op.object == TEST_RUNNER and op.name in OPERATION_NAMES for op in test.operations)
-
-
-def without_reply_shaping(test: SpecTest, target: Any) -> str | None:
-    """The skip rule: a test that shapes replies, on a run with no wire proxy in the driver's path."""
-    if uses_reply_shaping(test) and owner_for(target) is None:
-        return f"uses shapeReplies: {NO_PROXY}"
-    return None
 
 
 OPERATIONS = {SHAPE_REPLIES: shape_replies, CLEAR_REPLY_SHAPING: clear_reply_shaping}

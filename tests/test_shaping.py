@@ -14,7 +14,7 @@ import pytest
 from bson import Int64
 from pymongo import MongoClient
 
-from faults.shaping_ops import NO_PROXY, OPERATIONS, without_reply_shaping
+from faults.shaping_ops import OPERATIONS
 from faults.shaping_owner import EMULATION_NOTE, ReplyShapingOwner, clear_after_test, owner_for
 from faults.wire import PROFILES, WireProxy
 from faults.wire.shaping import ReplyShaping, ShapingConfig, ShapingConfigError
@@ -193,15 +193,11 @@ def test_scenario_passes_with_the_proxy_and_leaves_no_shaping(emulated, test):
     assert clear_after_test(emulated.target) == []
 
 
-def test_without_a_run_wide_proxy_a_scenario_gets_its_own_or_is_skipped_with_the_reason(embedded):
+def test_without_a_run_wide_proxy_a_scenario_gets_a_proxy_of_its_own(embedded):
     test = scenario_tests()[0]
     verdict = embedded.verdict(test)
-    if hasattr(embedded.plugins, "add_driver_route"):  # the engine gives the test a proxy of its own
-        assert verdict.outcome == "passed", verdict.message
-        assert verdict.details["reply_shaping"]["applied"] and owner_for(embedded.target) is None
-    else:
-        assert without_reply_shaping(test, embedded.target) == f"uses shapeReplies: {NO_PROXY}"
-        assert verdict.outcome == "skipped" and NO_PROXY in verdict.message
+    assert verdict.outcome == "passed", verdict.message
+    assert verdict.details["reply_shaping"]["applied"] and owner_for(embedded.target) is None
 
 
 def test_operations_refuse_bad_arguments_naming_the_operation(emulated):

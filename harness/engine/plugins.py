@@ -80,6 +80,9 @@ class Registry:
     target_wrappers: list[Callable[[Target, Any], Target]] = field(default_factory=list)
     #: ``rule(test, target) -> reason | None``: a spec test this run cannot carry out.
     skip_rules: list[Callable[[SpecTest, Target], str | None]] = field(default_factory=list)
+    #: ``route(test, target, driver_uri) -> route | None``: a spec test whose clients must connect elsewhere
+    #: (``route.uri``: a wire proxy started for it); ``route.close() -> problems`` when the test closes.
+    driver_routes: list[Callable[[SpecTest, Target, str], Any]] = field(default_factory=list)
     #: ``check(target) -> problems``: after every test, leave the target clean and say what was not.
     teardown_checks: list[Callable[[Target], list[str]]] = field(default_factory=list)
     suites: dict[str, Suite] = field(default_factory=dict)
@@ -113,6 +116,9 @@ class Registry:
 
     def add_skip_rule(self, rule: Callable[[SpecTest, Target], str | None]) -> None:
         self.skip_rules.append(rule)
+
+    def add_driver_route(self, route: Callable[[SpecTest, Target, str], Any]) -> None:
+        self.driver_routes.append(route)
 
     def add_teardown_check(self, check: Callable[[Target], list[str]]) -> None:
         self.teardown_checks.append(check)

@@ -131,7 +131,8 @@ class HarnessRun:
             self._failpoint_setup = self.plugins.failpoint_setup(self.options.failpoints, self.target)
             self.failpoints = FailPointManager(self._failpoint_setup.backend)
             self.runner = SpecRunner(self.target, self.driver, self.failpoints, self.options.settings,
-                                     driver_uri=self.driver_uri, skip_rules=self.plugins.skip_rules)
+                                     driver_uri=self.driver_uri, skip_rules=self.plugins.skip_rules,
+                                     driver_routes=self.plugins.driver_routes)
             self.expectations = self._load_expectations()
         except (TargetUnavailable, ExpectationsError):
             self.__exit__(None, None, None)

@@ -94,7 +94,8 @@ class SpecRunner:
 
     def __init__(self, target: Target, driver: DriverAdapter, failpoints: FailPointManager,
                  settings: RunSettings | None = None, driver_uri: str | None = None,
-                 skip_rules: list[Callable[[SpecTest, Any], str | None]] | None = None) -> None:
+                 skip_rules: list[Callable[[SpecTest, Any], str | None]] | None = None,
+                 driver_routes: list[Callable[[SpecTest, Any, str], Any]] | None = None) -> None:
         self.target = target
         self.driver = driver
         self.failpoints = failpoints
@@ -103,6 +104,8 @@ class SpecRunner:
         self.driver_uri = driver_uri or target.uri
         #: Extra reasons to skip a test on this run (plug-ins' rules: it needs network faults the run lacks).
         self.skip_rules: list[Callable[[SpecTest, Any], str | None]] = list(skip_rules or [])
+        #: Plug-ins that give one test's clients a path of their own (a wire proxy that shapes replies).
+        self.driver_routes: list[Callable[[SpecTest, Any, str], Any]] = list(driver_routes or [])
 
     # -- public ---------------------------------------------------------------
     def preflight(self, test: SpecTest) -> Verdict | None:
@@ -131,7 +134,12 @@ class SpecRunner:
             fast = self.driver.fast_heartbeat_ms is not None and wants_fast_heartbeats(test)
             if fast:
                 context.details["fast_heartbeat_ms"] = self.driver.fast_heartbeat_ms
-            context.scope = self.driver.open_scope(self.driver_uri, iteration_timeout_s=self.settings.iteration_timeout_s,
+            route = next(filter(None, (route_for(test, self.target, self.driver_uri)
+                                       for route_for in self.driver_routes)), None)
+            if route is not None:
+                context.closers.append(route.close)  # closed with the test, even if opening the scope fails
+            uri = route.uri if route is not None else self.driver_uri
+            context.scope = self.driver.open_scope(uri, iteration_timeout_s=self.settings.iteration_timeout_s,
                                                    fast_heartbeats=fast)
         for entity in test.entities:
             try:
