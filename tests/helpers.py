@@ -20,3 +20,16 @@ def legacy_tests(tmp_path: Path, body: str, name: str = "selftest.yml"):
     path = tmp_path / name
     path.write_text(LEGACY_HEADER + body)
     return load_file(path)
+
+
+#: The project's own unified files that exercise runner features (CSOT, log messages, withTransaction).
+UNIFIED_RUNNER_DATA = Path(__file__).resolve().parent / "data" / "unified-runner"
+
+
+def runner_file_test(name: str, description: str):
+    """A freshly loaded test of ``tests/data/unified-runner/NAME`` whose description starts with ``description``
+    (fresh, so a test may break it in place to show the check can fail)."""
+    from harness.formats.loaders import load_file
+
+    (test,) = [t for t in load_file(UNIFIED_RUNNER_DATA / name) if t.description.startswith(description)]
+    return test

@@ -8,29 +8,19 @@ logging makes the test ``skipped`` with the reason.
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 
 from harness.core.matching.log_messages import failure_is_redacted, match_log_messages
 from harness.core.model import LogExpectation
 from harness.core.observations import ObservedLogMessage
-from harness.formats.loaders import load_file
+from tests.helpers import runner_file_test
 
-LOGS = Path(__file__).resolve().parent / "data" / "unified-runner" / "log-messages.yml"
-TESTS = load_file(LOGS)
 
 
 def _test(description: str):
-    (test,) = [t for t in load_file(LOGS) if t.description.startswith(description)]
-    return test
+    return runner_file_test("log-messages.yml", description)
 
-
-@pytest.mark.parametrize("test", TESTS, ids=[t.description for t in TESTS])
-def test_log_expectations_get_verdicts_and_pass(embedded_run, test):
-    assert test.load_error is None, test.load_error
-    verdict = embedded_run.verdict(test)
-    assert verdict.outcome == "passed", verdict.message
 
 
 def test_a_wrong_level_fails(embedded_run):

@@ -7,26 +7,18 @@ misspelt operation in a callback is an ``error`` when the file is loaded.
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 
 from harness.formats.loaders import load_file
+from tests.helpers import UNIFIED_RUNNER_DATA, runner_file_test
 
-FILE = Path(__file__).resolve().parent / "data" / "unified-runner" / "with-transaction.yml"
-TESTS = load_file(FILE)
+FILE = UNIFIED_RUNNER_DATA / "with-transaction.yml"
 
 
 def _test(description: str):
-    (test,) = [t for t in load_file(FILE) if t.description.startswith(description)]
-    return test
+    return runner_file_test("with-transaction.yml", description)
 
-
-@pytest.mark.parametrize("test", TESTS, ids=[t.description for t in TESTS])
-def test_with_transaction_gets_verdicts_and_passes(embedded_run, test):
-    assert test.load_error is None, test.load_error
-    verdict = embedded_run.verdict(test)
-    assert verdict.outcome == "passed", verdict.message
 
 
 def test_a_callback_result_that_does_not_match_fails_naming_the_callback_operation(embedded_run):
