@@ -264,3 +264,32 @@ def test_expect_events(expected: dict[str, Any], event: ObservedEvent, passes: b
 def test_expect_result_paths_name_the_operation() -> None:
     (found,) = UNIFIED.match_result({"n": 1}, {"n": 2}, "operations[3]", None)
     assert found.path == "operations[3].expectResult.n" and "expected 1, got 2" in str(found)
+
+
+def test_an_expected_error_on_a_change_stream_that_opens_fails_at_once(embedded_run, tmp_path):
+    """The failure message shows the change stream that came back instead of the error, without iterating it
+    (iterating would wait for a change that never comes: an ``error`` at the deadline, not a ``failed``)."""
+    from harness.formats.loaders import load_file
+
+    spec = tmp_path / "opens.yml"
+    spec.write_text("""
+description: opens
+schemaVersion: "1.7"
+createEntities:
+  - client: { id: client0 }
+  - database: { id: database0, client: client0, databaseName: opens }
+  - collection: { id: collection0, database: database0, collectionName: coll }
+initialData:
+  - { collectionName: coll, databaseName: opens, documents: [] }
+tests:
+  - description: expects an error that never comes
+    operations:
+      - name: createChangeStream
+        object: collection0
+        arguments: { pipeline: [] }
+        expectError: { isClientError: false }
+""")
+    [test] = load_file(spec)
+    verdict = embedded_run.verdict(test)
+    assert verdict.outcome == "failed", verdict.message
+    assert "ChangeStream" in verdict.message, verdict.message

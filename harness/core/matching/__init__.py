@@ -25,6 +25,8 @@ def show(value: Any, limit: int = 300) -> str:
     """A value as a driver author reads it: relaxed Extended JSON, shortened."""
     if value is MISSING:
         return "<missing>"
+    if hasattr(value, "__next__") or hasattr(value, "try_next"):
+        return f"<{type(value).__name__}>"  # a cursor or change stream: converting it would iterate it (and block)
     try:
         text = json_util.dumps(value, json_options=_SHOW)
     except (TypeError, ValueError):
