@@ -204,9 +204,10 @@ def resume_before_results_uses_start_after(cx: ProseContext) -> None:
     change = cx.op("iterateOnce", "stream")
     require(change is None, f"the stream returned a change although none was written: {show(change)}")
     stage = observed.change_stream_stage(_one_resume(cx, mark))
-    expect(stage.get("startAfter") == token and "resumeAfter" not in stage,
+    # Neither of the other start points goes with it (CS-RESUME-STARTAFTER-NORESUMEAFTER, -NOOPTIME).
+    expect(stage.get("startAfter") == token and "resumeAfter" not in stage and "startAtOperationTime" not in stage,
            "a stream started with startAfter that has returned nothing should resume with startAfter = the cached "
-           f"token {show(token)} and no resumeAfter; sent $changeStream {show(stage)}")
+           f"token {show(token)}, and neither resumeAfter nor startAtOperationTime; sent $changeStream {show(stage)}")
 
 
 @prose_test(18, "resuming after a result switches to resumeAfter", min_server_version="4.1.1")
