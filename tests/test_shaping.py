@@ -56,6 +56,8 @@ def test_profiles_and_shapings_merge():
     ({}, "nothing to shape"), ({"profile": "mongod-3.6"}, "unknown profile"),
     ({"shapings": {"dropEverything": True}}, "unknown shaping"), ({"shapings": {"splitBatches": 0}}, "positive"),
     ({"shapings": {"removeEventIds": "yes"}}, "true or false"), ({"profile": "small-batches", "times": 1}, "unknown field"),
+    ({"shapings": {"maxWireVersion": -1}}, "non-negative"), ({"shapings": {"handshakeMaxWireVersion": "8"}}, "integer"),
+    ({"shapings": {"removeOperationTime": 1}}, "true or false"),
 ])
 def test_bad_configuration_is_refused_with_the_reason(document, words):
     with pytest.raises(ShapingConfigError, match=words):
@@ -110,6 +112,38 @@ def test_clearing_mid_test_keeps_held_documents_after_the_test_drops_them():
     assert shaping.armed() == []
 
 
+def test_remove_operation_time_also_from_replies_made_of_held_documents():
+    shaping = armed(profile="no-resume-point", shapings={"splitBatches": 1})
+    first = shaping.shape(reply(events(1, 2), key="firstBatch"))
+    assert "operationTime" not in first and "postBatchResumeToken" not in first["cursor"]
+    held = shaping.held_reply(CURSOR)
+    assert "operationTime" not in held and held["cursor"]["nextBatch"] == events(2)
+    assert shaping.applied["removeOperationTime"] == 1
+    assert armed(profile="no-resume-point").shape({"cursor": {"id": 0, "firstBatch": []}, "ok": 1.0}) is None
+
+
+HELLO = {"isWritablePrimary": True, "maxWireVersion": 25, "minWireVersion": 17, "ok": 1.0}
+
+
+def test_hello_shaping_every_reply_or_only_the_handshake():
+    every = armed(shapings={"maxWireVersion": 8})
+    assert every.shape_hello(HELLO, None, first_reply=True) == {**HELLO, "maxWireVersion": 8, "minWireVersion": 8}
+    assert every.shape_hello(HELLO, None, first_reply=False)["maxWireVersion"] == 8
+    handshakes = armed(profile="wire-version-8-connections")
+    assert handshakes.shape_hello(HELLO, None, first_reply=True)["maxWireVersion"] == 8
+    assert handshakes.shape_hello(HELLO, None, first_reply=False) is None  # a heartbeat keeps the server's own
+    assert handshakes.applied == {"handshakeMaxWireVersion": 1}
+
+
+def test_hello_shaping_only_for_the_named_client_and_never_an_error_reply():
+    shaping = armed(shapings={"maxWireVersion": 8}, appName="old")
+    assert shaping.shape_hello(HELLO, "other", first_reply=True) is None
+    assert shaping.shape_hello({"ok": 0.0, "code": 1}, "old", first_reply=True) is None
+    assert shaping.shape_hello(HELLO, "old", first_reply=True)["maxWireVersion"] == 8
+    assert ReplyShaping().shape_hello(HELLO, None, first_reply=True) is None
+    assert armed(profile="small-batches").shape_hello(HELLO, None, first_reply=True) is None
+
+
 # -- through the proxy, with pymongo ----------------------------------------------------------------
 @pytest.fixture(scope="module")
 def embedded():
@@ -139,6 +173,22 @@ def test_proxy_shapes_only_the_named_clients_change_streams(embedded):
         finally:
             shaped.close()
             plain.close()
+
+
+def test_handshake_shaping_gives_new_connections_the_version_and_leaves_the_monitor_alone(embedded):
+    host, port = embedded.target.admin.address
+    with WireProxy(host, port) as proxy:
+        client = MongoClient(proxy.uri, appName="old-connections")
+        try:
+            server = client._topology.select_server(lambda servers: servers, "test")  # the monitor has checked it
+            real = server.description.max_wire_version
+            proxy.shape_replies({"profile": "wire-version-8-connections", "appName": "old-connections"})
+            with server.pool.checkout() as connection:  # a new application connection, handshaken now
+                assert connection.max_wire_version == 8
+            assert real > 8 and client._topology.description.server_descriptions()[server.description.address] \
+                .max_wire_version == real
+        finally:
+            client.close()
 
 
 # -- ownership and clean-up ---------------------------------------------------------------------------

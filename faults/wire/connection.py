@@ -120,6 +120,7 @@ class Connection:
         self.upstream_writer: asyncio.StreamWriter | None = None
         self.app_name: str | None = None
         self.pending: dict[int, ReplyNote] = {}
+        self.hello_replies = 0  # hello/isMaster replies given on this connection; the first is its handshake
 
     async def run(self) -> None:
         route = self.route
@@ -316,7 +317,10 @@ class Connection:
         document = bson.decode(body, wire.CODEC)
         if note.handshake:
             route = self.route
-            return bson.encode(handshake_reply(document, route.target_names, route.proxy_address))
+            rewritten = handshake_reply(document, route.target_names, route.proxy_address)
+            self.hello_replies += 1
+            shaped = route.shaping.shape_hello(rewritten, self.app_name, first_reply=self.hello_replies == 1)
+            return bson.encode(shaped if shaped is not None else rewritten)
         if note.change_stream and document.get("ok") and isinstance(document.get("cursor"), dict):
             cursor_id = document["cursor"].get("id")
             if cursor_id:

@@ -18,7 +18,18 @@ The shapings, by the names a scenario uses:
 ``splitBatches: N``             at most N documents per reply, the rest served on the next
                                 ``getMore`` commands without asking the server;
 ``emptyBatchFirst``             every non-empty batch is answered first by an empty one, and the
-                                real documents come with the next ``getMore``.
+                                real documents come with the next ``getMore``;
+``removeOperationTime``         no ``operationTime`` in those replies (with ``removePostBatchResumeToken``,
+                                a stream that has seen no change has no resume point at all);
+``maxWireVersion: N``           every ``hello``/``isMaster`` reply says ``maxWireVersion`` N (monitoring
+                                connections too: the driver's view of the server is N);
+``handshakeMaxWireVersion: N``  only the first ``hello``/``isMaster`` reply of each connection (its
+                                handshake) says N: a connection opened while this is armed has wire
+                                version N, while the heartbeats of a monitoring connection opened
+                                before keep the server's own. The two views then differ.
+
+The hello shapings apply to every client unless ``appName`` names one; the
+others apply to change-stream cursor replies only.
 """
 
 from __future__ import annotations
@@ -32,7 +43,12 @@ REMOVE_PBRT = "removePostBatchResumeToken"
 REMOVE_IDS = "removeEventIds"
 SPLIT = "splitBatches"
 EMPTY_FIRST = "emptyBatchFirst"
-SHAPINGS = (REMOVE_PBRT, REMOVE_IDS, SPLIT, EMPTY_FIRST)
+REMOVE_OPTIME = "removeOperationTime"
+WIRE = "maxWireVersion"
+HANDSHAKE_WIRE = "handshakeMaxWireVersion"
+SHAPINGS = (REMOVE_PBRT, REMOVE_IDS, SPLIT, EMPTY_FIRST, REMOVE_OPTIME, WIRE, HANDSHAKE_WIRE)
+_FLAGS = (REMOVE_PBRT, REMOVE_IDS, EMPTY_FIRST, REMOVE_OPTIME)
+_NUMBERS = {SPLIT: 1, WIRE: 0, HANDSHAKE_WIRE: 0}  # shapings that take an integer, and its least value
 
 #: Named bundles of shapings: what one kind of older server's replies looked like.
 PROFILES: dict[str, dict[str, Any]] = {
@@ -41,6 +57,12 @@ PROFILES: dict[str, dict[str, Any]] = {
     "small-batches": {SPLIT: 1},
     "slow-first-batch": {EMPTY_FIRST: True},
     "pre-4.0.7-small-batches": {REMOVE_PBRT: True, SPLIT: 1},
+    # neither a postBatchResumeToken nor an operationTime to save: nothing to resume from but the start
+    "no-resume-point": {REMOVE_PBRT: True, REMOVE_OPTIME: True},
+    # a 4.2 server (wire version 8), as every connection sees it
+    "wire-version-8": {WIRE: 8},
+    # connections opened from now on were handshaken by a 4.2 server; the monitor still sees the real one
+    "wire-version-8-connections": {HANDSHAKE_WIRE: 8},
 }
 
 
@@ -56,6 +78,9 @@ class ShapingConfig:
     remove_event_ids: bool = False
     split_batches: int | None = None
     empty_batch_first: bool = False
+    remove_operation_time: bool = False
+    max_wire_version: int | None = None
+    handshake_max_wire_version: int | None = None
     app_name: str | None = None
     profile: str | None = None
 
@@ -80,28 +105,42 @@ class ShapingConfig:
         chosen.update(shapings)
         if not chosen:
             raise ShapingConfigError("nothing to shape: give a profile or at least one shaping")
-        split = chosen.get(SPLIT)
-        if split is not None and (isinstance(split, bool) or not isinstance(split, int) or split < 1):
-            raise ShapingConfigError(f"{SPLIT} must be a positive integer (documents per reply), got {split!r}")
-        for flag in (REMOVE_PBRT, REMOVE_IDS, EMPTY_FIRST):
+        for name, least in _NUMBERS.items():
+            value = chosen.get(name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < least):
+                kind = "a positive integer" if least else "a non-negative integer"
+                raise ShapingConfigError(f"{name} must be {kind}, got {value!r}")
+        for flag in _FLAGS:
             if not isinstance(chosen.get(flag, False), bool):
                 raise ShapingConfigError(f"{flag} must be true or false, got {chosen[flag]!r}")
         app_name = document.get("appName")
         if app_name is not None and not isinstance(app_name, str):
             raise ShapingConfigError(f"appName must be a string, got {app_name!r}")
-        return cls(bool(chosen.get(REMOVE_PBRT)), bool(chosen.get(REMOVE_IDS)), split,
-                   bool(chosen.get(EMPTY_FIRST)), app_name, profile)
+        return cls(bool(chosen.get(REMOVE_PBRT)), bool(chosen.get(REMOVE_IDS)), chosen.get(SPLIT),
+                   bool(chosen.get(EMPTY_FIRST)), bool(chosen.get(REMOVE_OPTIME)), chosen.get(WIRE),
+                   chosen.get(HANDSHAKE_WIRE), app_name, profile)
+
+    def _values(self) -> dict[str, Any]:
+        """Every shaping by name, with its value (False or None: not armed)."""
+        return {REMOVE_PBRT: self.remove_post_batch_resume_token, REMOVE_IDS: self.remove_event_ids,
+                SPLIT: self.split_batches, EMPTY_FIRST: self.empty_batch_first,
+                REMOVE_OPTIME: self.remove_operation_time, WIRE: self.max_wire_version,
+                HANDSHAKE_WIRE: self.handshake_max_wire_version}
 
     @property
     def names(self) -> list[str]:
-        flags = {REMOVE_PBRT: self.remove_post_batch_resume_token, REMOVE_IDS: self.remove_event_ids,
-                 SPLIT: self.split_batches is not None, EMPTY_FIRST: self.empty_batch_first}
-        return [name for name, on in flags.items() if on]
+        return [name for name, value in self._values().items() if value is not None and value is not False]
+
+    def hello_wire_version(self, first_reply: bool) -> int | None:
+        """The ``maxWireVersion`` a hello reply must say (None: leave it), by whether it is the handshake."""
+        if first_reply and self.handshake_max_wire_version is not None:
+            return self.handshake_max_wire_version
+        return self.max_wire_version
 
     def describe(self) -> dict[str, Any]:
         """For result records: what was armed."""
-        shown: dict[str, Any] = {"shapings": {name: (self.split_batches if name == SPLIT else True)
-                                              for name in self.names}}
+        values = self._values()
+        shown: dict[str, Any] = {"shapings": {name: values[name] for name in self.names}}
         if self.profile:
             shown["profile"] = self.profile
         if self.app_name:
@@ -199,6 +238,9 @@ class ReplyShaping:
             if config.remove_post_batch_resume_token and "postBatchResumeToken" in cursor:
                 token = None
                 self.applied[REMOVE_PBRT] += 1
+            dropped = ("operationTime",) if config.remove_operation_time and "operationTime" in reply else ()
+            if dropped:
+                self.applied[REMOVE_OPTIME] += 1
             given, rest = documents, []
             if cursor_id:  # a closed cursor gets no getMore, so nothing may be held for it
                 per_reply = config.split_batches or len(documents) or 1
@@ -211,7 +253,8 @@ class ReplyShaping:
                 if rest:
                     self._held[int(cursor_id)] = HeldBatch(
                         deque(rest), per_reply, token, config.remove_post_batch_resume_token,
-                        str(cursor.get("ns", "")), {f: reply[f] for f in _COPIED_FIELDS if f in reply})
+                        str(cursor.get("ns", "")),
+                        {f: reply[f] for f in _COPIED_FIELDS if f in reply and f not in dropped})
                     token = self._piece_token(int(cursor_id), given, config.remove_post_batch_resume_token)
             shaped_cursor = {k: v for k, v in cursor.items() if k not in (key, "postBatchResumeToken")}
             shaped_cursor[key] = given
@@ -220,9 +263,29 @@ class ReplyShaping:
                 if cursor_id:
                     self._last_token[int(cursor_id)] = token
         if given == list(cursor.get(key) or []) and token == cursor.get("postBatchResumeToken") and \
-                ("postBatchResumeToken" in cursor) == (token is not None):
+                ("postBatchResumeToken" in cursor) == (token is not None) and not dropped:
             return None
-        return {**reply, "cursor": shaped_cursor}
+        return {**{k: v for k, v in reply.items() if k not in dropped}, "cursor": shaped_cursor}
+
+    def shape_hello(self, reply: dict[str, Any], app_name: str | None, first_reply: bool) -> dict[str, Any] | None:
+        """A ``hello``/``isMaster`` reply with the armed wire version; None when nothing changes.
+
+        ``first_reply``: this is the connection's handshake (its wire version is
+        this reply's). ``minWireVersion`` is lowered with it if it would exceed it.
+        """
+        config = self._config
+        if config is None or not reply.get("ok") or not self.applies_to(app_name):
+            return None
+        wire_version = config.hello_wire_version(first_reply)
+        if wire_version is None or reply.get("maxWireVersion") == wire_version:
+            return None
+        shaped = {**reply, "maxWireVersion": wire_version}
+        if isinstance(reply.get("minWireVersion"), int) and reply["minWireVersion"] > wire_version:
+            shaped["minWireVersion"] = wire_version
+        with self._lock:
+            self.applied[HANDSHAKE_WIRE if first_reply and config.handshake_max_wire_version is not None
+                         else WIRE] += 1
+        return shaped
 
     def held_reply(self, cursor_id: Any) -> dict[str, Any] | None:
         """The next piece of what is held for ``cursor_id``, as a ``getMore`` reply; None if nothing is held."""
