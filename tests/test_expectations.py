@@ -46,3 +46,22 @@ def test_project_expectation_files_load():
 def test_entries_that_match_no_test_are_found(tmp_path):
     e = _load(tmp_path, 'known:\n  - {test: "legacy/a::t*", reason: "why"}\n  - {test: "legacy/gone::x", reason: "old"}\n')
     assert [k.pattern for k in e.unmatched(["legacy/a::t1", "legacy/b::u"])] == ["legacy/gone::x"]
+
+
+def test_auto_reads_the_targets_and_the_drivers_known_outcomes(tmp_path, monkeypatch):
+    from harness.engine import run as run_module
+
+    (tmp_path / "drivers").mkdir()
+    (tmp_path / "secantusdb.yml").write_text(
+        'known:\n  - {test: "unified/a::server bug", reason: "the server drops ns"}\n')
+    (tmp_path / "drivers" / "pymongo.yml").write_text(
+        'known:\n  - {test: "unified/b::driver bug", reason: "the driver sends one start point of two"}\n')
+    monkeypatch.setattr(run_module, "EXPECTATIONS_DIR", tmp_path)
+    both = run_module.expectations_for("auto", "secantusdb", "pymongo")
+    assert both.classify("unified/a::server bug", "failed").kind == "known-failure"
+    assert both.classify("unified/b::driver bug", "failed").reason == "the driver sends one start point of two"
+    assert both.classify("unified/b::driver bug", "passed").kind == "unexpected-pass"
+    assert "secantusdb.yml" in both.source and "pymongo.yml" in both.source
+    other_driver = run_module.expectations_for("auto", "secantusdb", "node")
+    assert other_driver.classify("unified/b::driver bug", "failed").kind == "unexpected-failure"
+    assert run_module.expectations_for("none", "secantusdb", "pymongo").known == []

@@ -202,7 +202,7 @@ def _stop(worker: _Worker) -> None:
 def _view(ready: dict[str, Any], options: Any) -> _View:
     info = TargetInfo(**ready["target"])
     return _View(ready["run_id"], SimpleNamespace(info=info), SimpleNamespace(**ready["driver"]),
-                 expectations_for(options.expected, info.name), ready)
+                 expectations_for(options.expected, info.name, ready["driver"]["name"]), ready)
 
 
 def _result(payload: dict[str, Any], tests: list[Any]) -> TestResult:

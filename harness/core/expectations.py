@@ -54,6 +54,12 @@ class Expectations:
         return cls([])
 
     @classmethod
+    def combined(cls, parts: list["Expectations"]) -> "Expectations":
+        """One set from several files (the target's and the driver's); the first entry matching a test wins."""
+        sources = [part.source for part in parts if part.source != "<none>"]
+        return cls([entry for part in parts for entry in part.known], " + ".join(sources) or "<none>")
+
+    @classmethod
     def from_data(cls, data: Any, source: str) -> "Expectations":
         """Check and build from a parsed file; every problem names ``source`` and the entry."""
         entries = data.get("known", []) if isinstance(data, dict) else None

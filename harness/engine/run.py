@@ -91,13 +91,20 @@ class TestResult:
     record: dict[str, Any]
 
 
-def expectations_for(choice: str | None, target_name: str) -> Expectations:
-    """``--expected``: none, auto (``specs/expectations/<target name>.yml`` if there is one), or a file."""
+def expectations_for(choice: str | None, target_name: str, driver_name: str | None = None) -> Expectations:
+    """``--expected``: none, auto, or a file.
+
+    auto: the target's known outcomes (``specs/expectations/<target name>.yml``) and the driver's
+    (``specs/expectations/drivers/<driver name>.yml``: rules the driver under test is known to break),
+    each if there is one.
+    """
     if choice in (None, "none"):
         return Expectations.empty()
     if choice == "auto":
-        candidate = EXPECTATIONS_DIR / f"{target_name}.yml"
-        return load_expectations(candidate) if candidate.exists() else Expectations.empty()
+        candidates = [EXPECTATIONS_DIR / f"{target_name}.yml"]
+        if driver_name:
+            candidates.append(EXPECTATIONS_DIR / "drivers" / f"{driver_name}.yml")
+        return Expectations.combined([load_expectations(c) for c in candidates if c.exists()])
     return load_expectations(Path(choice))
 
 
@@ -168,7 +175,7 @@ class HarnessRun:
                 stack.callback(self.failpoints.disarm_all)
 
     def _load_expectations(self) -> Expectations:
-        return expectations_for(self.options.expected, self.target.info.name)
+        return expectations_for(self.options.expected, self.target.info.name, self.driver.name)
 
     # -- running ------------------------------------------------------------------
     def cleanup(self) -> list[str]:
