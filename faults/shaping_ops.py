@@ -45,7 +45,7 @@ def _owner(context: Any, operation: Operation) -> ReplyShapingOwner:
 
 def unsupported_wire_version(driver: Any, config: ShapingConfig) -> str | None:
     """Why the driver cannot take part (a wire version below its oldest supported one), or None."""
-    least = getattr(driver, "min_wire_version", None)
+    least = driver.min_wire_version
     claimed = [v for v in (config.max_wire_version, config.handshake_max_wire_version) if v is not None]
     if least is None or not claimed or min(claimed) >= least:
         return None

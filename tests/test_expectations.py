@@ -37,7 +37,7 @@ def test_bad_files_are_named(tmp_path, text, message):
 
 
 def test_project_expectation_files_load():
-    files = sorted(EXPECTATIONS_DIR.glob("*.yml"))
+    files = sorted(EXPECTATIONS_DIR.glob("**/*.yml"))
     assert files, f"no expected-outcomes files in {EXPECTATIONS_DIR}"
     for path in files:  # Expectations.load refuses entries without a one-line reason
         load_expectations(path)

@@ -6,7 +6,7 @@
   open on resume, or kills it in another namespace.
 - CS-RESUME-STARTAFTER-NOOPTIME (prose 17, strengthened): a pymongo that adds startAtOperationTime
   beside startAfter when it resumes a stream that has returned nothing.
-- CS-OPT-EXCLUSIVE (specs/scenarios/driver-deviations/start-options.yml): pymongo 4.20 itself fails it,
+- CS-OPT-EXCLUSIVE (specs/scenarios/supplementary/start-options.yml): pymongo 4.20 itself fails it,
   sending one start point of the two given; a pymongo that passes both on passes, and one that raises
   its own error fails.
 
@@ -39,7 +39,7 @@ from harness.formats.loaders import load_paths
 REPO = Path(__file__).resolve().parents[1]
 SUPPLEMENTARY = REPO / "specs" / "scenarios" / "supplementary"
 MY_FILES = (SUPPLEMENTARY / "timeouts.yml", SUPPLEMENTARY / "resume-points.yml")
-START_OPTIONS = REPO / "specs" / "scenarios" / "driver-deviations" / "start-options.yml"
+START_OPTIONS = REPO / "specs" / "scenarios" / "supplementary" / "start-options.yml"
 
 ChangeStream = sync_change_stream.ChangeStream
 AnyChangeStream = change_stream_shared._AgnosticChangeStream
@@ -249,6 +249,8 @@ def _refuses_two_start_points(mp: pytest.MonkeyPatch) -> None:
 
 
 EXCLUSIVE = scenarios(START_OPTIONS)
+#: Rules proven by tests of their own here, not by a BROKEN_GAPS entry (the three tests below).
+PROVEN_APART = ("CS-OPT-EXCLUSIVE",)
 
 
 @pytest.mark.parametrize("test", EXCLUSIVE, ids=lambda test: test.description[:60])

@@ -1,7 +1,7 @@
 """The shaped-reply scenarios tell broken drivers from sound ones.
 
 supplementary/wire-version.yml and supplementary/missing-resume-token.yml pass on pymongo 4.20 (the
-first by being skipped, see below); driver-deviations/resume-without-point.yml is one it fails.
+first by being skipped, see below); supplementary/resume-without-point.yml is one it fails.
 
 These rules are about replies no modern server sends, so the wire proxy shapes
 them (faults/wire/shaping.py). Each scenario must fail for a pymongo that
@@ -41,7 +41,7 @@ ChangeStream = sync_change_stream.ChangeStream
 SCENARIOS = Path(__file__).resolve().parents[1] / "specs" / "scenarios"
 WIRE_VERSION = SCENARIOS / "supplementary" / "wire-version.yml"
 MISSING_TOKEN = SCENARIOS / "supplementary" / "missing-resume-token.yml"
-NO_RESUME_POINT = SCENARIOS / "driver-deviations" / "resume-without-point.yml"
+NO_RESUME_POINT = SCENARIOS / "supplementary" / "resume-without-point.yml"
 Patch = Callable[[pytest.MonkeyPatch], None]
 
 #: The spec's table of resumable codes for servers before 4.4 (Resumable Error).

@@ -54,6 +54,9 @@ class DriverAdapter(Protocol):
     #: The ``heartbeatFrequencyMS`` (and, where the driver has one, ``minHeartbeatFrequencyMS``) the
     #: adapter gives clients when asked for fast heartbeats; None when the driver cannot lower them.
     fast_heartbeat_ms: int | None
+    #: The oldest server wire version the driver supports (None: unknown): a test that emulates an older
+    #: server (reply shaping) is skipped for it, as the rule it checks does not bind the driver.
+    min_wire_version: int | None
 
     def open_scope(self, uri: str, *, iteration_timeout_s: float, fast_heartbeats: bool = False) -> DriverScope:
         """A new scope; with ``fast_heartbeats``, every client whose ``uriOptions`` leave

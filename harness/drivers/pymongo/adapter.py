@@ -42,6 +42,8 @@ class PyMongoAdapter:
     #: pymongo refuses a heartbeatFrequencyMS under its minHeartbeatFrequencyMS (a module constant,
     #: 500 ms), so fast heartbeats lower both, as pymongo's own test runner does.
     fast_heartbeat_ms = 100
+    #: The oldest server wire version this pymongo supports: rules only older servers reach do not apply to it.
+    min_wire_version = pymongo_common.MIN_SUPPORTED_WIRE_VERSION
 
     def open_scope(self, uri: str, *, iteration_timeout_s: float, fast_heartbeats: bool = False) -> "PyMongoScope":
         return PyMongoScope(uri, iteration_timeout_s, self.fast_heartbeat_ms if fast_heartbeats else None)
