@@ -8,12 +8,14 @@ never refreshed, a killCursors failure that escapes, an event without a
 resume token handed to the user. The rule it breaks must then see at least
 one of its scenarios fail, and none of them error.
 
-One finding that no breakage needs: pymongo 4.20 raises the "not primary"
+One finding about pymongo itself: pymongo 4.20 raises the "not primary"
 codes (10107, 189, 91, 11600, 11602, 13435, 13436) from a getMore as a
 ``NotPrimaryError``, a ``ConnectionFailure``, and so resumes on them without
 the ``ResumableChangeStreamError`` label on a 4.4+ server, which the spec's
-Resumable Error rule does not allow. The CS-RESUME-NONRESUMABLE scenario therefore uses
-NetworkTimeout (89), which pymongo handles by the rule.
+Resumable Error rule does not allow. A scenario checks it (10107 without the
+label); pymongo fails it, as specs/expectations/drivers/pymongo.yml says, and
+the test at the end pins that and shows a pymongo that follows the rule passes.
+The other CS-RESUME-NONRESUMABLE scenario uses NetworkTimeout (89).
 """
 
 from __future__ import annotations
@@ -298,3 +300,22 @@ def test_the_permissive_server_really_lets_the_event_through(embedded_run, monke
     _missing_token_accepted(monkeypatch)
     verdict = embedded_run.verdict(scenario)
     assert verdict.outcome == "failed" and '"_id": {}' in verdict.message, verdict.message
+
+
+def test_pymongo_resumes_after_a_not_primary_error_without_the_label(embedded_run, monkeypatch):
+    """The finding, pinned: pymongo fails the not-primary scenario (a fix shows up here and as an unexpected
+    pass), and a pymongo that judges a server's not-primary reply by its label passes it."""
+    from pymongo.errors import NotPrimaryError
+
+    (test,) = [t for t in scenarios_of("CS-ERR-LABEL") if "not-primary" in t.description]
+    verdict = embedded_run.verdict(test)
+    assert verdict.outcome == "failed" and "10107" in verdict.message, verdict.message
+
+    def by_the_label(exc: PyMongoError, real: bool) -> bool:
+        if isinstance(exc, NotPrimaryError) and isinstance(exc.details, dict) and "code" in exc.details:
+            return "ResumableChangeStreamError" in exc.details.get("errorLabels", [])
+        return real
+
+    _resumable_as(by_the_label)(monkeypatch)
+    verdict = embedded_run.verdict(test)
+    assert verdict.outcome == "passed", verdict.message

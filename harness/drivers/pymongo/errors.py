@@ -47,10 +47,15 @@ def error_info(exc: BaseException) -> ErrorInfo:
     details = getattr(exc, "details", None)
     details = dict(details) if isinstance(details, dict) else None
     labels = tuple(getattr(exc, "_error_labels", ()) or ())
+    # A server's "not primary" reply comes back as NotPrimaryError (a ConnectionFailure), not as an
+    # OperationFailure; it is still the server's error, with the server's code.
+    server_reply = isinstance(exc, errors.NotPrimaryError) and details is not None and "code" in details
+    is_server = isinstance(exc, errors.OperationFailure) or server_reply
     code = getattr(exc, "code", None) if isinstance(exc, errors.OperationFailure) else None
+    if server_reply:
+        code = details["code"]  # type: ignore[index]
     code_name = details.get("codeName") if details else None
     message = details.get("errmsg") if details and details.get("errmsg") else str(exc)
-    is_server = isinstance(exc, errors.OperationFailure)
     # pymongo's own answer (4.2+): a client-side timeout, a network or server selection timeout, or the
     # server's MaxTimeMSExpired; never a write concern's wtimeout or any other error.
     timeout = isinstance(exc, errors.PyMongoError) and exc.timeout is True
