@@ -32,9 +32,9 @@ tests:
 """
 
 
-def _verdict(run, tmp_path, operation: str, event: str, count: int):
+def _verdict(run, tmp_path, operation: str, event: str, count: int, header: str = HEADER):
     spec = tmp_path / "counts.yml"
-    spec.write_text(HEADER.replace("OPERATION", operation).replace("EVENT", event).replace("COUNT", str(count)))
+    spec.write_text(header.replace("OPERATION", operation).replace("EVENT", event).replace("COUNT", str(count)))
     [test] = load_file(spec)
     assert test.load_error is None, test.load_error
     return run.verdict(test)
@@ -64,11 +64,7 @@ SDAM_HEADER = HEADER.replace("observeEvents: [ commandStartedEvent, connectionCh
 
 
 def _sdam_verdict(run, tmp_path, operation: str, event: str, count: int):
-    spec = tmp_path / "sdam-counts.yml"
-    spec.write_text(SDAM_HEADER.replace("OPERATION", operation).replace("EVENT", event).replace("COUNT", str(count)))
-    [test] = load_file(spec)
-    assert test.load_error is None, test.load_error
-    return run.verdict(test)
+    return _verdict(run, tmp_path, operation, event, count, header=SDAM_HEADER)
 
 
 def _wait_then_count(run, tmp_path, event: str, count: int):
