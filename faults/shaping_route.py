@@ -75,3 +75,42 @@ def route_for(test: Any, target: Any, run_driver_uri: str) -> TestProxy | None:
     from faults.shaping_ops import uses_reply_shaping
 
     return proxy_for_test(target, run_driver_uri) if uses_reply_shaping(test) else None
+
+
+@dataclass
+class TestReplicaSet:
+    """One test's emulated replica set (faults/wire/replica_set.py) in front of the target, and its clean-up."""
+
+    __test__ = False  # not a pytest test class
+
+    uri: str
+    replica_set: Any
+
+    def close(self) -> list[str]:
+        """Fail points left armed in any member are turned off and reported; then every listener stops."""
+        problems = []
+        for index, names in self.replica_set.armed().items():
+            for name in names:
+                self.replica_set.members[index].proxy.disable(name)
+                problems.append(f"fail point {name!r} was still armed in emulated member {index}; turned off now")
+        self.replica_set.stop()
+        return problems
+
+
+def replica_set_for_test(target: Any, roles: tuple[str, ...] = ("primary", "secondary", "secondary")) -> TestReplicaSet:
+    """The target presented as a replica set of ``len(roles)`` members, for one test (an emulation).
+
+    Raises ``ReplicaSetConfigError`` when the target is no replica-set member (its hello has no
+    ``setName``): only a replica-set member can be shown as several.
+    """
+    from faults.plugin import driver_facing_address
+    from faults.wire.replica_set import EmulatedReplicaSet, ReplicaSetConfigError
+
+    set_name = (getattr(target.info, "details", None) or {}).get("setName")
+    if not set_name:
+        raise ReplicaSetConfigError(f"the target ({target.info.topology}) reports no replica-set name, so it "
+                                    "cannot be presented as several members")
+    host, port = driver_facing_address(target)
+    replica_set = EmulatedReplicaSet(host, port, roles)
+    replica_set.start()
+    return TestReplicaSet(replica_set.uri(set_name), replica_set)

@@ -3,7 +3,11 @@
 Errors are injected with ``failCommand`` restricted to the check's own
 client (by ``appName``). ``getMore`` failures use CursorNotFound (43), which
 is resumable on every server version and leaves no server cursor to kill,
-except in test 8, which needs the driver to send ``killCursors``.
+except in test 8, which needs the driver to send ``killCursors``. Test 6 runs
+on the target presented as a three-member replica set (an emulation: one
+server behind one wire proxy per member, :mod:`faults.wire.replica_set`); the
+per-member log of arrived commands says where the resume and the old cursor's
+``killCursors`` went, and each member fails its own ``getMore``.
 """
 
 from __future__ import annotations
@@ -109,15 +113,89 @@ def no_resume_on_aggregate_network_error(cx: ProseContext) -> None:
            f"expected the network error (a client-side error), got {error.describe() if error else None}")
 
 
-@prose_test(6, "server selection before a resume uses the initial read preference")
+#: A state-change error ("node is recovering" for SDAM): the driver must mark the member Unknown. Resumable.
+INTERRUPTED_DUE_TO_REPL_STATE_CHANGE = 11602
+SECONDARY = {"readPreference": {"mode": "secondary"}}
+
+
+def _member_of_stream(cx: ProseContext, since: int) -> int:
+    """The emulated member the stream's aggregate arrived on; it must be a secondary (read preference secondary)."""
+    rs = cx.replica_set
+    arrived = rs.arrivals("aggregate", since)
+    require(len(arrived) == 1, f"expected the stream's one aggregate in the emulated set's log, saw "
+                               f"{[a.describe() for a in arrived]}")
+    member = arrived[0].member
+    expect(rs.role_of(member) == "secondary",
+           f"the stream was created with read preference secondary, yet its aggregate went to emulated member "
+           f"{member} ({rs.role_of(member)})")
+    return member
+
+
+def _resume_on_emulated_set(cx: ProseContext, *, member_down: bool) -> None:
+    """Prose 6 on the emulated set: the serving secondary's getMore fails; where the resume goes is logged.
+
+    ``member_down``: that member also turns into a recovering one (its hello says neither primary nor
+    secondary) and the error is a state change (InterruptedDueToReplStateChange), so the driver must mark
+    it Unknown: the only member that fits the original read preference is then the other secondary.
+    """
+    rs = cx.replica_set
+    cx.open_client(collection_options=SECONDARY, serverSelectionTimeoutMS=5000)
+    start = rs.mark()
+    cx.watch(maxAwaitTimeMS=200)
+    serving = _member_of_stream(cx, start)
+    cx.admin_collection.insert_one({"n": 1})
+    cx.next_change()
+    mark, log_mark = len(cx.events()), rs.mark()
+    code = RETRY_CHANGE_STREAM
+    if member_down:
+        rs.set_role(serving, "recovering")
+        code = INTERRUPTED_DUE_TO_REPL_STATE_CHANGE
+    # After cursor checkout: the server cursor stays open, so the driver has a cursor to kill.
+    with cx.guarded():
+        rs.configure_fail_point(serving, {"configureFailPoint": "failGetMoreAfterCursorCheckout",
+                                          "mode": {"times": 1}, "data": {"errorCode": code}})
+    cx.admin_collection.insert_one({"n": 2})
+    change, problem = _next_change_later(cx)
+    _one_resume(cx, mark)
+    arrived = rs.arrivals(since=log_mark)
+    trace = f"commands by emulated member: {[a.describe() for a in arrived]}"
+    failed_get_mores = [a for a in arrived if a.name == "getMore"]
+    require(bool(failed_get_mores), f"no getMore reached the emulated set after the fail point was armed; {trace}")
+    expect(all(a.member == serving for a in failed_get_mores),
+           f"the stream's getMore went to another member than the one its cursor came from ({serving}); {trace}")
+    old_cursor = failed_get_mores[-1].cursor_ids
+    resumes = [a for a in arrived if a.name == "aggregate"]
+    require(len(resumes) == 1, f"the driver's one resume aggregate is not in the emulated set's log; {trace}")
+    landed, role = resumes[0].member, rs.role_of(resumes[0].member)
+    expect(role == "secondary",
+           f"the resume aggregate went to emulated member {landed}, a {role}: server selection before a resume "
+           f"must use the stream's original read preference (secondary){' and skip the member now down' if member_down else ''}; {trace}")
+    _kill_cursors_on_own_member(cx, arrived, serving, old_cursor, trace)
+    _same_change(change, problem, 2)
+
+
+def _kill_cursors_on_own_member(cx: ProseContext, arrived: list[Any], serving: int, old_cursor: tuple[int, ...],
+                                trace: str) -> None:
+    """CS-KILL-RESUME: a killCursors for the old cursor goes to the member that served it, never another."""
+    kills = [a for a in arrived if a.name == "killCursors"]
+    wrong = [a for a in kills if a.member != serving]
+    expect(not wrong, f"the old cursor {list(old_cursor)} was served by emulated member {serving}, yet killCursors "
+                      f"arrived on member(s) {sorted({a.member for a in wrong})}; {trace}")
+    judged = [a for a in kills if set(old_cursor) <= set(a.cursor_ids)]
+    cx.details["kill_cursors_member"] = (
+        f"killCursors for the old cursor arrived on its own member ({serving})" if judged else
+        "the driver sent no killCursors for the old cursor (a SHOULD): where a kill goes was not judged")
+
+
+@prose_test(6, "server selection before a resume uses the initial read preference", replica_set=True)
 def resume_selects_with_initial_read_preference(cx: ProseContext) -> None:
-    info = cx.run.target.info
-    hosts = info.details.get("hosts") or []
-    if info.topology != "replicaset" or len(hosts) < 2:
-        raise TestSkipped(f"needs a replica set with several members to choose from; the target is "
-                           f"{info.topology} with {len(hosts) or 1} host(s)")
-    raise TestSkipped("not automated yet: judging it needs the server address of each command event, "
-                       "which the driver seam's ObservedEvent does not carry")
+    _resume_on_emulated_set(cx, member_down=False)
+
+
+@prose_test(6, "a resume selects a member that still fits the read preference when the original one is down",
+            variant="member-down", replica_set=True)
+def resume_skips_member_down(cx: ProseContext) -> None:
+    _resume_on_emulated_set(cx, member_down=True)
 
 
 def _failure_code(failure: Any) -> Any:

@@ -52,6 +52,9 @@ class ProseTest:
     shaping: bool = False
     #: Where the test comes from when not the live README: an earlier revision's list (its commit).
     revision: str = ""
+    #: Whether the check's clients talk to the target presented as a three-member replica set
+    #: (primary, two secondaries; an emulation through one wire proxy per member, faults/wire/replica_set.py).
+    replica_set: bool = False
 
     @property
     def name(self) -> str:
@@ -71,11 +74,13 @@ REGISTRY: list[ProseTest] = []
 
 def prose_test(number: int, title: str, *, variant: str = "", min_server_version: str | None = None,
                topologies: tuple[str, ...] | None = None, shaping: bool = False,
-               revision: str = "") -> Callable[[Callable[["ProseContext"], None]], Any]:
+               revision: str = "", replica_set: bool = False) -> Callable[[Callable[["ProseContext"], None]], Any]:
     """Register a function as the check of prose test ``number`` (optionally one variant of it).
 
     ``shaping``: the check reshapes replies (:meth:`ProseContext.shape`), so its
-    clients connect through a wire proxy. ``revision``: the commit of the earlier
+    clients connect through a wire proxy. ``replica_set``: its clients connect to the
+    target presented as a replica set of three members (:attr:`ProseContext.replica_set`).
+    ``revision``: the commit of the earlier
     README revision whose list numbers the test (not the live list).
     """
 
@@ -83,7 +88,7 @@ def prose_test(number: int, title: str, *, variant: str = "", min_server_version
         requirement = None
         if min_server_version or topologies:
             requirement = Requirement(min_server_version=min_server_version, topologies=topologies)
-        REGISTRY.append(ProseTest(number, title, body, variant, requirement, shaping, revision))
+        REGISTRY.append(ProseTest(number, title, body, variant, requirement, shaping, revision, replica_set))
         return body
 
     return register
@@ -112,6 +117,9 @@ class ProseContext(Case):
         self.app_name = f"prose-{test.short_id}"[:40]
         self.shaping: Any = None  # the ReplyShapingOwner of the proxy in the driver's path (shaping checks)
         self.proxy: Any = None  # the faults.shaping_route.TestProxy in the driver's path (shaping checks)
+        #: The emulated replica set in the driver's path (replica-set checks): faults.wire.replica_set.EmulatedReplicaSet.
+        self.replica_set: Any = None
+        self._replica_set_route: Any = None
         if test.revision:
             self.details["prose_source"] = (f"mongodb/specifications@{test.revision}:"
                                             f"source/change-streams/tests/README.rst, prose test {test.number}")
@@ -119,7 +127,10 @@ class ProseContext(Case):
     def body(self) -> None:
         settings = self.run.options.settings
         with self.guarded():  # a scope opened after a timeout's teardown would never be closed
-            uri = self._shaping_proxy_uri() if self.test.shaping else self.run.driver_uri
+            if self.test.replica_set:
+                uri = self._replica_set_uri()
+            else:
+                uri = self._shaping_proxy_uri() if self.test.shaping else self.run.driver_uri
             self.scope = self.run.driver.open_scope(uri, iteration_timeout_s=settings.iteration_timeout_s)
         try:
             self.reset_collection()
@@ -131,7 +142,26 @@ class ProseContext(Case):
         """Close the check's clients, then the check's own proxy (shaping off, checked); the run does the rest."""
         if self.scope is not None:
             self.scope.close()
-        return self.proxy.close() if self.proxy is not None else []
+        problems = self.proxy.close() if self.proxy is not None else []
+        if self._replica_set_route is not None:
+            problems += self._replica_set_route.close()
+        return problems
+
+    def _replica_set_uri(self) -> str:
+        """The target presented as primary + two secondaries for this check (skipped where it cannot be)."""
+        from faults.shaping_route import replica_set_for_test
+        from faults.wire.replica_set import ReplicaSetConfigError
+
+        try:
+            self._replica_set_route = replica_set_for_test(self.run.target)
+        except ReplicaSetConfigError as exc:
+            raise TestSkipped(f"needs several replica-set members: {exc}") from exc
+        self.replica_set = self._replica_set_route.replica_set
+        self.details["replica_set"] = {
+            "members_at_start": {str(m.index): m.role for m in self.replica_set.members},
+            "note": "emulated: one server behind one wire proxy per member; every member accepts every cursor, so "
+                    "where a command went is known only from the per-member log of arrived commands"}
+        return self._replica_set_route.uri
 
     def _shaping_proxy_uri(self) -> str:
         """Where a shaping check's clients connect: the run's wire proxy, or one started for this check.
@@ -178,14 +208,16 @@ class ProseContext(Case):
         raise HarnessError(f"set-up: the harness's own change stream saw {len(changes)} of {count} inserts")
 
     # -- the driver under test ---------------------------------------------------------
-    def open_client(self, **uri_options: Any) -> None:
+    def open_client(self, collection_options: dict[str, Any] | None = None, **uri_options: Any) -> None:
         """A monitored client (named by ``appName`` so fail points hit only it), database, collection."""
         options = {"appName": self.app_name, **uri_options}
         self.scope.create_entity(EntitySpec("client", CLIENT, {"observeEvents": ALL_COMMAND_EVENTS,
                                                                  "uriOptions": options}))
         self.scope.create_entity(EntitySpec("database", DB, {"client": CLIENT, "databaseName": DATABASE}))
-        self.scope.create_entity(EntitySpec("collection", COLLECTION, {"database": DB,
-                                                                         "collectionName": self.collection_name}))
+        collection = {"database": DB, "collectionName": self.collection_name}
+        if collection_options:
+            collection["collectionOptions"] = dict(collection_options)
+        self.scope.create_entity(EntitySpec("collection", COLLECTION, collection))
 
     def op(self, name: str, entity: str, **arguments: Any) -> Any:
         """Run one operation; an error from the driver fails the check (none was expected)."""

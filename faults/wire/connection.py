@@ -46,6 +46,9 @@ class Route:
     connect_timeout_s: float = 10.0
     change_stream_cursors: set[int] = field(default_factory=set)
     shaping: ReplyShaping = field(default_factory=ReplyShaping)
+    #: The emulated replica-set member this proxy plays (:class:`faults.wire.replica_set.Member`): it rewrites
+    #: hello replies as that member, logs every other command that arrives, refuses writes unless primary.
+    member: Any = None
 
     @property
     def target_names(self) -> set[str]:
@@ -187,6 +190,8 @@ class Connection:
             if command.expects_reply:
                 self.client_writer.write(command.reply(answer))
             return
+        if self.route.member is not None and self._as_member(command):
+            return
         if name in HANDSHAKE_COMMANDS:
             changed, app_name = handshake_request(command.document)
             if app_name is not None:
@@ -213,6 +218,19 @@ class Connection:
         if note.change_stream or note.shape or note.write_concern_error is not None:
             self.pending[command.header.request_id] = note
         self._upstream(raw_header, command.payload)
+
+    def _as_member(self, command: Command) -> bool:
+        """An emulated member logs the command (handshakes aside); True when it refused it (the reply is sent)."""
+        member, name = self.route.member, command.name
+        if name in HANDSHAKE_COMMANDS:
+            return False
+        member.arrived(name, command.document)
+        refusal = member.refusal(name)
+        if refusal is None:
+            return False
+        if command.expects_reply:
+            self.client_writer.write(command.reply(refusal))
+        return True
 
     def _answered_by_shaping(self, command: Command, note: ReplyNote) -> bool:
         """Reply shaping's part of a request: serve held documents, forget killed cursors, mark replies.
@@ -317,7 +335,8 @@ class Connection:
         document = bson.decode(body, wire.CODEC)
         if note.handshake:
             route = self.route
-            rewritten = handshake_reply(document, route.target_names, route.proxy_address)
+            rewritten = (route.member.hello(document) if route.member is not None
+                         else handshake_reply(document, route.target_names, route.proxy_address))
             self.hello_replies += 1
             shaped = route.shaping.shape_hello(rewritten, self.app_name, first_reply=self.hello_replies == 1)
             return bson.encode(shaped if shaped is not None else rewritten)

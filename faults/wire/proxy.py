@@ -26,7 +26,8 @@ class WireProxy:
     """A MongoDB wire-protocol proxy in front of one target member, emulating fail points."""
 
     def __init__(self, upstream_host: str, upstream_port: int, *, listen_host: str = "127.0.0.1",
-                 listen_port: int = 0, seed: int | None = None, connect_timeout_s: float = 10.0) -> None:
+                 listen_port: int = 0, seed: int | None = None, connect_timeout_s: float = 10.0,
+                 member: Any = None) -> None:
         self.upstream_host, self.upstream_port = upstream_host, int(upstream_port)
         self.listen_host, self.listen_port = listen_host, listen_port
         self.connect_timeout_s = connect_timeout_s
@@ -38,6 +39,8 @@ class WireProxy:
         self._server: asyncio.base_events.Server | None = None
         self._connections: dict[Connection, asyncio.Task[Any]] = {}
         self._route: Route | None = None  # known once listening: it carries the proxy's own address
+        #: The emulated replica-set member this listener plays (faults/wire/replica_set.py), or None.
+        self.member = member
 
     # -- lifecycle ----------------------------------------------------------------------
     def start(self) -> tuple[str, int]:
@@ -106,7 +109,7 @@ class WireProxy:
         self._server = await asyncio.start_server(self._accept, self.listen_host, self.listen_port)
         host, port = self._server.sockets[0].getsockname()[:2]
         self._route = Route(self.upstream_host, self.upstream_port, f"{host}:{port}", self.fail_points,
-                            self.connect_timeout_s, shaping=self.shaping)
+                            self.connect_timeout_s, shaping=self.shaping, member=self.member)
         return host, port
 
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
