@@ -5,8 +5,10 @@ the length of one test (``monkeypatch``, never in the product): a stale
 resume token, a resume that forgets its token or its pipeline, an error
 swallowed or resumed when it must not be, a cursor closed too early... The
 check it targets must report ``failed`` under the mutant and ``passed``
-without it, on the embedded SecantusDB. Prose test 6 is skipped on a
-single-node target, so it has no mutant here.
+without it, on the embedded SecantusDB. Prose test 6 runs on that server
+presented as a three-member replica set (an emulation through one wire proxy
+per member): its mutants select the wrong member for the resume or kill the
+old cursor on another member.
 """
 
 from __future__ import annotations
@@ -19,7 +21,9 @@ import pytest
 from pymongo import change_stream_shared, cursor_shared
 from pymongo.cursor_shared import _CursorAddress
 from pymongo.errors import InvalidOperation, PyMongoError
+from pymongo import ReadPreference
 from pymongo.synchronous import change_stream as sync_change_stream
+from pymongo.synchronous import command_cursor as sync_command_cursor
 from pymongo.synchronous.mongo_client import MongoClient
 
 from harness.engine.run import Check, HarnessRun, RunOptions
@@ -291,6 +295,49 @@ def user_pipeline_ignored(mp: pytest.MonkeyPatch) -> None:
     mp.setattr(AnyChangeStream, "_aggregation_pipeline", lambda self: [{"$changeStream": self._change_stream_options()}])
 
 
+def resume_with_primary(mp: pytest.MonkeyPatch) -> None:
+    """The resume selects a server with read preference primary, whatever the stream was created with."""
+    _resume_with(mp, lambda stream: setattr(stream, "_target",
+                                            stream._target.with_options(read_preference=ReadPreference.PRIMARY)))
+
+
+def resume_forgets_read_preference(mp: pytest.MonkeyPatch) -> None:
+    """The resume uses the client's read preference (here the default, primary), not the stream's."""
+    _resume_with(mp, lambda stream: setattr(stream, "_target", stream._target.with_options(
+        read_preference=stream._target.database.client.read_preference)))
+
+
+def resume_on_same_member(mp: pytest.MonkeyPatch) -> None:
+    """The resume goes back to the server of the old cursor, without server selection."""
+
+    def _resume(self: Any) -> None:
+        address = self._cursor.address
+        try:
+            self._cursor.close()
+        except PyMongoError:
+            pass
+        with self._client._tmp_session(self._session) as session:
+            command = self._aggregation_command_class(
+                self._target, sync_command_cursor.CommandCursor, self._aggregation_pipeline(),
+                self._command_options(), result_processor=self._process_result, comment=self._comment)
+            self._cursor = self._client._retryable_read(command.get_cursor, self._target._read_preference_for(session),
+                                                        session, operation="aggregate", address=address)
+
+    mp.setattr(ChangeStream, "_resume", _resume)
+
+
+def kill_on_primary(mp: pytest.MonkeyPatch) -> None:
+    """The old cursor is killed on the primary instead of on the member that served it."""
+    original = MongoClient._close_cursor_now
+
+    def _close_cursor_now(self: Any, cursor_id: int, address: Any, session: Any = None, conn_mgr: Any = None) -> None:
+        if address is not None and self.primary is not None:
+            address = _CursorAddress(self.primary, address.namespace)
+        original(self, cursor_id, address, session, conn_mgr)
+
+    mp.setattr(MongoClient, "_close_cursor_now", _close_cursor_now)
+
+
 #: Prose check id -> the mutants that must make it fail.
 MUTANTS: dict[str, list[Mutant]] = {
     "1": [stale_resume_token],
@@ -299,6 +346,8 @@ MUTANTS: dict[str, list[Mutant]] = {
     "3": [never_resumes, resume_forgets_token, resume_drops_pipeline, stale_resume_token],
     "4": [resumes_aggregate_errors],
     "4-network-error": [resumes_aggregate_errors],
+    "6": [resume_with_primary, resume_forgets_read_preference, kill_on_primary],
+    "6-member-down": [resume_with_primary, resume_forgets_read_preference, resume_on_same_member],
     "7": [closes_empty_first_batch],
     "8": [kill_cursors_error_raised, kill_after_new_aggregate_raised, second_kill_cursors_error_raised],
     "8-cursor-gone": [kill_after_new_aggregate_raised],
@@ -318,8 +367,9 @@ MUTANTS: dict[str, list[Mutant]] = {
     "18": [start_after_kept_after_results],
     "19": [user_pipeline_ignored],
 }
-#: Checks that cannot run on the embedded single-node target, hence have no mutant.
-SKIPPED_ON_EMBEDDED = {"6"}
+#: Checks that cannot run on the embedded single-node target, hence have no mutant (6 runs on it presented
+#: as an emulated replica set).
+SKIPPED_ON_EMBEDDED: set[str] = set()
 
 CHECKS = {prose_tests.check_id(check): check for check in prose_tests.CHECKS}
 
