@@ -9,6 +9,10 @@ target's own). :func:`proxy_for_test` gives either as a :class:`TestProxy`;
 :meth:`TestProxy.close` turns off what the test armed in it, checks, and stops
 a proxy the test started.
 
+:func:`replica_set_for_test` presents the target as several replica-set
+members instead (an emulation, :mod:`faults.wire.replica_set`), for the
+checks that need a choice of servers (prose test 6).
+
 Used by the prose checks (:class:`prose_tests.support.ProseContext`), and
 meant for the spec runner once the engine can give one test a driver URI of its
 own (:func:`route_for`; see docs/wire-proxy.md).
@@ -85,11 +89,20 @@ class TestReplicaSet:
 
     uri: str
     replica_set: Any
+    #: (member, fail point name) armed by the test, turned off when it closes.
+    fail_points: list[tuple[int, str]] = field(default_factory=list)
+
+    def arm_fail_point(self, index: int, command: dict[str, Any]) -> None:
+        """A fail point in member ``index`` only (its own proxy); turned off when the test closes."""
+        self.fail_points.append((index, str(command.get("configureFailPoint"))))
+        self.replica_set.configure_fail_point(index, dict(command))
 
     def close(self) -> list[str]:
-        """Fail points left armed in any member are turned off and reported; then every listener stops."""
+        """Turn off the test's fail points; any other still armed is turned off and reported; stop every listener."""
         problems = []
-        for index, names in self.replica_set.armed().items():
+        for index, name in self.fail_points:
+            self.replica_set.members[index].proxy.disable(name)
+        for index, names in self.replica_set.armed().items():  # asked, not assumed
             for name in names:
                 self.replica_set.members[index].proxy.disable(name)
                 problems.append(f"fail point {name!r} was still armed in emulated member {index}; turned off now")

@@ -151,9 +151,8 @@ def _resume_on_emulated_set(cx: ProseContext, *, member_down: bool) -> None:
         rs.set_role(serving, "recovering")
         code = INTERRUPTED_DUE_TO_REPL_STATE_CHANGE
     # After cursor checkout: the server cursor stays open, so the driver has a cursor to kill.
-    with cx.guarded():
-        rs.configure_fail_point(serving, {"configureFailPoint": "failGetMoreAfterCursorCheckout",
-                                          "mode": {"times": 1}, "data": {"errorCode": code}})
+    cx.member_fail_point(serving, {"configureFailPoint": "failGetMoreAfterCursorCheckout",
+                                   "mode": {"times": 1}, "data": {"errorCode": code}})
     cx.admin_collection.insert_one({"n": 2})
     change, problem = _next_change_later(cx)
     _one_resume(cx, mark)

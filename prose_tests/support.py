@@ -301,6 +301,14 @@ class ProseContext(Case):
         with self.guarded():
             self.proxy.arm_fail_point(command)
 
+    def member_fail_point(self, index: int, command: dict[str, Any]) -> None:
+        """Arm a fail point in one member of the emulated replica set only; turned off when the check closes."""
+        if self._replica_set_route is None:
+            raise HarnessError(f"prose test {self.test.name} arms a member's fail point but was not registered "
+                               "with replica_set=True")
+        with self.guarded():
+            self._replica_set_route.arm_fail_point(index, command)
+
     def fail_point(self, command: dict[str, Any]) -> None:
         """Arm any fail point through the run's manager; it is turned off after the check."""
         try:
