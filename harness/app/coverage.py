@@ -3,9 +3,10 @@
 The spec text is read from the path the user gives (``--spec-text``: a file, a
 folder of a specifications checkout, or a ``git:URL@COMMIT[#PATH]`` source, as
 ``--specs`` takes), by default ``../shared/specs/reference/change-streams.md``.
-The tests are those the ``spec`` and ``prose`` suites load from ``--specs``
-(by default the project's supplementary scenarios and, when present, the
-shared upstream legacy and unified folders). Exit status: 0 when every
+The tests are the project's own (its supplementary scenarios and the prose
+tests, which ship with it and always count) and those the ``spec`` suite loads
+from ``--specs`` (by default, when present, the shared upstream legacy and
+unified folders). Exit status: 0 when every
 driver-side MUST is checked by some test (or ``--report-only``), 1 when one is
 not (a known rule or a statement of the text that no rule names), 2 when the
 inputs cannot be read.
@@ -39,8 +40,9 @@ def add_coverage_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the change-streams spec's markdown: a file, a specifications checkout, or "
                              f"git:URL@COMMIT[#PATH] (default: {DEFAULT_SPEC_TEXT})")
     parser.add_argument("--specs", action="append", default=[], metavar="PATH",
-                        help="spec files or folders whose tests count (repeatable; default: the project's "
-                             "supplementary scenarios and the shared upstream legacy and unified folders)")
+                        help="spec files or folders (or sources, as for run) whose tests count besides the project's "
+                             "own supplementary scenarios and prose tests (repeatable; default: the shared upstream "
+                             "legacy and unified folders)")
     parser.add_argument("--format", choices=sorted(RENDERERS) + ["json"], default="text", dest="output_format",
                         help="text (default), markdown (a page), or json (every field, for tools)")
     parser.add_argument("--report-only", action="store_true",
@@ -74,8 +76,7 @@ def find_spec_text(value: str | None) -> Path:
 
 
 def default_specs() -> list[Path]:
-    return [SUPPLEMENTARY] + [p for p in (SHARED_SPECS / "upstream" / "legacy", SHARED_SPECS / "upstream" / "unified")
-                              if p.is_dir()]
+    return [p for p in (SHARED_SPECS / "upstream" / "legacy", SHARED_SPECS / "upstream" / "unified") if p.is_dir()]
 
 
 def load_tests(specs: list[str]) -> list[LoadedTest]:
@@ -84,7 +85,7 @@ def load_tests(specs: list[str]) -> list[LoadedTest]:
     from harness.app.spec_sources import SpecSourceError, resolve
 
     try:
-        paths = [resolve(s).path for s in specs] if specs else default_specs()
+        paths = [SUPPLEMENTARY] + ([resolve(s).path for s in specs] if specs else default_specs())
     except SpecSourceError as exc:
         raise CoverageInputError(str(exc)) from exc
     for path in paths:
