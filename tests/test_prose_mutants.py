@@ -229,8 +229,8 @@ def operation_time_as_token(mp: pytest.MonkeyPatch) -> None:
     mp.setattr(AnyChangeStream, "_process_result", _process_result)
 
 
-def missing_id_resumed(mp: pytest.MonkeyPatch) -> None:
-    """A change without _id is treated as a resumable error: the stream resumes instead of closing."""
+def _reopened_on_missing_id(mp: pytest.MonkeyPatch, resume: bool) -> None:
+    """The driver's error for a change without _id still raises, but the stream is reopened (and resumed)."""
     original = ChangeStream.try_next
 
     def try_next(self: Any) -> Any:
@@ -238,24 +238,21 @@ def missing_id_resumed(mp: pytest.MonkeyPatch) -> None:
             return original(self)
         except InvalidOperation:
             self._closed = False
-            self._resume()
+            if resume:
+                self._resume()
             raise
 
     mp.setattr(ChangeStream, "try_next", try_next)
+
+
+def missing_id_resumed(mp: pytest.MonkeyPatch) -> None:
+    """A change without _id is treated as a resumable error: the stream resumes instead of closing."""
+    _reopened_on_missing_id(mp, resume=True)
 
 
 def stream_left_open_on_missing_id(mp: pytest.MonkeyPatch) -> None:
     """A change without _id raises, but the stream stays open and the next iteration goes on."""
-    original = ChangeStream.try_next
-
-    def try_next(self: Any) -> Any:
-        try:
-            return original(self)
-        except InvalidOperation:
-            self._closed = False
-            raise
-
-    mp.setattr(ChangeStream, "try_next", try_next)
+    _reopened_on_missing_id(mp, resume=False)
 
 
 def _kill_raising(stream: Any, old: Any, what: str) -> None:
