@@ -168,6 +168,38 @@ def test_a_server_that_breaks_the_rule_fails_its_scenario(embedded_run, monkeypa
     assert_rule_fails(embedded_run, rule, breakage)
 
 
+#: Rules SecantusDB itself breaks (known deviations in specs/expectations/secantusdb.yml): each is proven by a
+#: test of its own below, SecantusDB failing it as shipped and passing once patched to follow the rule.
+PROVEN_APART = ("SRV-STAGE-ONCE",)
+
+
 def test_every_server_rule_has_a_breakage():
     rules = {rule for test in all_scenarios() for rule in rule_ids(test) if rule.startswith("SRV-")}
-    assert rules == {rule for rule, _ in BROKEN_SERVER.values()}
+    assert rules == {rule for rule, _ in BROKEN_SERVER.values()} | set(PROVEN_APART)
+
+
+def _second_stage_refused(mp: pytest.MonkeyPatch) -> None:
+    """SecantusDB as mongod behaves: a $changeStream stage anywhere but first is refused (40602)."""
+    original = secantus_commands._aggregate_change_stream
+
+    def aggregate(doc: Any, ctx: Any, coll: Any, pipeline: list[dict[str, Any]], batch_size: int) -> dict[str, Any]:
+        if any("$changeStream" in stage for stage in pipeline[1:]):
+            return {"ok": 0.0, "errmsg": "$changeStream is only valid as the first stage in a pipeline",
+                    "code": 40602, "codeName": "Location40602"}
+        return original(doc, ctx, coll, pipeline, batch_size)
+
+    mp.setattr(secantus_commands, "_aggregate_change_stream", aggregate)
+
+
+def test_secantusdb_accepts_a_second_change_stream_stage_and_a_server_that_refuses_it_passes(embedded_run,
+                                                                                         monkeypatch):
+    """The deviation, pinned: as shipped the scenario fails (a fix shows up here and as an unexpected pass);
+    with the stage refused, as the rule says, it passes."""
+    from tests.test_supplementary import scenarios_of
+
+    (test,) = scenarios_of("SRV-STAGE-ONCE")
+    verdict = embedded_run.verdict(test)
+    assert verdict.outcome == "failed" and "expected to raise an error" in verdict.message, verdict.message
+    _second_stage_refused(monkeypatch)
+    verdict = embedded_run.verdict(test)
+    assert verdict.outcome == "passed", verdict.message
