@@ -31,13 +31,13 @@ from harness.core.errors import TestFailure
 from harness.core.matching import show
 from prose_tests import observed
 from prose_tests.resuming import _one_resume
+from prose_tests.resume_tokens import QUICK_AWAIT_MS
 from prose_tests.support import ProseContext, expect, expect_token, prose_test, require
 
 #: The last commit of mongodb/specifications whose prose list numbers these tests (before "Removed").
 REVISION = "51ca03b07d0c6681951d82043aa5b49869a66e87"
 #: The reply-shaping profile of a server before 4.0.7.
 NO_PBRT = "pre-4.0.7-cursor-replies"
-QUICK_AWAIT_MS = 200
 
 
 def _initial_aggregate_reply(cx: ProseContext) -> dict[str, Any]:
