@@ -131,6 +131,13 @@ class WireProxy:
             connection.close()
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        # A connection accepted while the listener closed may have a task that has not started yet: cancel it
+        # too, or closing the loop leaves its coroutine never awaited.
+        await asyncio.sleep(0)
+        late = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+        for task in late:
+            task.cancel()
+        await asyncio.gather(*late, return_exceptions=True)
 
     def _end_loop(self) -> None:
         loop, thread = self._loop, self._thread
