@@ -263,10 +263,6 @@ class ProseContext(Case):
         marks = {observed.STARTED: "", observed.SUCCEEDED: " ok", observed.FAILED: " FAILED"}
         return "[" + ", ".join(f"{e.command_name}{marks.get(e.kind, '')}" for e in events) + "]"
 
-    def resume_aggregates(self, since: int) -> list[ObservedEvent]:
-        """``aggregate`` commands started after position ``since`` in the event list."""
-        return observed.started(self.events()[since:], "aggregate")
-
     # -- faults ---------------------------------------------------------------------------
     def shape(self, profile: str | None = None, **shapings: Any) -> None:
         """Reshape this check's client's change-stream replies (the record says so); off after the check."""

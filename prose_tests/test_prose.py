@@ -1,7 +1,7 @@
 """The change-stream prose tests as pytest tests: one per check, judged on the selected target.
 
 Verdicts map onto pytest outcomes exactly as for spec items
-(:func:`harness.app.pytest_plugin.report_to_pytest`): expected passes pass, skips
+(:func:`harness.app.pytest_harness.report_to_pytest`): expected passes pass, skips
 carry the check's reason, listed deviations are xfail with their reason, and
 anything unexpected (an unexpected pass too) fails with the check's message.
 """

@@ -14,6 +14,7 @@ from faults.campaign.campaign import CampaignOptions, run_campaign
 from faults.campaign.schedule import FAILPOINT_KINDS, KINDS, make_schedule
 from faults.network import ToxiproxyUnavailable, find_binary
 from harness.engine.results_store import read_records
+from harness.engine.run import RunOptions
 
 
 def _network_available() -> bool:
@@ -29,7 +30,7 @@ ALL_KINDS = KINDS if _network_available() else tuple(k for k in KINDS if k in FA
 
 def test_pristine_pymongo_small_campaign_passes_and_replays(tmp_path):
     results = tmp_path / "campaign.jsonl"
-    result = run_campaign(CampaignOptions(events=500, faults=10, seed=11, kinds=ALL_KINDS, results=results))
+    result = run_campaign(CampaignOptions(events=500, faults=10, seed=11, kinds=ALL_KINDS), RunOptions(results=results))
     assert result.outcome == "passed", (result.message, [e.as_record() for e in result.disallowed], result.problems)
     assert result.received == 500 and result.anomalies == []
     record = read_records(results)[-1]

@@ -257,3 +257,19 @@ def test_a_spec_text_from_a_git_source_as_specs_fetch_gets_it(files, capsys, mon
     status, out, err = _coverage(capsys, "--spec-text", f"git:{repo}@{commit}", "--specs", str(files / "specs"))
     assert status == 0, err
     assert "change-streams.md" in out.splitlines()[0] and str(files / "cache") in out.splitlines()[0]
+
+
+def test_without_a_spec_text_the_rules_are_listed_and_the_text_is_said_not_compared(files, capsys, monkeypatch):
+    """No --spec-text and no default at hand (an installed wheel): the map, minus what needs the text."""
+    from harness.app import coverage
+
+    _write_files(files)
+    monkeypatch.setattr(coverage, "DEFAULT_SPEC_TEXT", None)
+    status, out, err = _coverage(capsys, "--specs", str(files / "specs"))
+    assert status == 0, err
+    assert "the spec text was not compared" in out.splitlines()[0]
+    assert "ok  CS-API-OPEN" in out and PROSE_4 in out and "unmapped statements: not looked for" in out
+    status, out, _ = _coverage(capsys, "--specs", str(files / "specs"), "--format", "json")
+    data = json.loads(out)
+    assert data["spec_text"] is None and data["spec_text_compared"] is False and "not compared" in data["not_compared"]
+    assert all(r["missing_anchors"] == [] for r in data["rules"]) and data["unmapped_statements"] == []

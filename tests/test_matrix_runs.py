@@ -39,7 +39,7 @@ def test_a_repeat_is_one_harness_run_of_every_suite_with_labels_then_the_campaig
     assert run.command == ["/env/bin/python", "-m", "harness.app.cli", "run", "--specs", str(LEGACY), "--specs",
                            str(UNIFIED), "--suite", "all", "--target", "secantusdb-daemon", "--results",
                            "/out/r2.jsonl", "--label", "matrix=m-1", "--label", "cell=c", "--label", "repeat=2",
-                           "-q", "-k", "resume", "--timeout", "12"]
+                           "-q", "--strict", "-k", "resume", "--timeout", "12"]
     assert campaign.command == ["/env/bin/python", "-m", "harness.app.cli", "campaign", "--events", "300", "--faults",
                                 "5", "--seed", "7", "--results", "/out/r2.jsonl", "--label", "matrix=m-1",
                                 "--label", "cell=c", "--label", "repeat=2", "--quiet"]

@@ -92,8 +92,9 @@ def dying_run(results: str) -> int:
     """Run in a fresh interpreter (a forked worker must not inherit this pytest process's threads)."""
     checks = [Check("prose", "selftest", f"passes {n}", open=lambda run: _Passes()) for n in range(4)]
     checks.insert(1, Check("prose", "selftest", "kills its worker", open=lambda run: _Dies()))
-    options = RunOptions(expected="none", results=Path(results))
-    return run_parallel(["run", "--expected", "none"], checks, options, ["embedded", "embedded"], quiet=True)
+    options = RunOptions(expected="none", results=Path(results), labels={"front": "none"},
+                         provenance={"spec_sources": [{"source": "selftest", "kind": "code"}]})
+    return run_parallel(checks, options, ["embedded", "embedded"], quiet=True)
 
 
 def test_a_worker_that_dies_costs_only_its_test(tmp_path):
@@ -102,9 +103,43 @@ def test_a_worker_that_dies_costs_only_its_test(tmp_path):
                           capture_output=True, text=True, timeout=300)
     records = {r["test"]: r for r in _records(tmp_path / "r.jsonl")}
     assert done.returncode == 1 and len(records) == 5, done.stdout + done.stderr
-    assert records["kills its worker"]["outcome"] == "error"
-    assert "exited with status 3" in records["kills its worker"]["message"]
+    lost, normal = records["kills its worker"], records["passes 0"]
+    assert lost["outcome"] == "error"
+    assert "exited with status 3" in lost["message"]
     assert Counter(r["outcome"] for r in records.values()) == {"passed": 4, "error": 1}
+    # the workers ran with the run's own options (nothing re-parsed): its labels and provenance are in every record
+    assert normal["labels"] == {"front": "none"} and normal.get("spec_sources") == [{"source": "selftest",
+                                                                                     "kind": "code"}]
+    assert set(lost) == set(normal)  # the lost test's record has every field a normal one has
+    provenance = ("run_id", "driver", "failpoints", "labels", "spec_sources", "expectations_file")
+    assert {key: lost[key] for key in provenance} == {key: normal[key] for key in provenance}
+    assert lost["expectation"] == {"expected": False, "kind": "unexpected-error", "reason": ""}
+
+
+def spawned_run(spec: str, results: str) -> int:
+    """A front end of its own, no command line anywhere: workers are spawned and collect the tests again."""
+    import multiprocessing
+    from functools import partial
+
+    from harness.app import compose, parallel
+
+    parallel._context = lambda: multiprocessing.get_context("spawn")  # as where fork is not available
+    collect = partial(compose.collect, "spec", [Path(spec)])
+    options = RunOptions(expected="none", results=Path(results), labels={"front": "spawned"})
+    return run_parallel(collect(), options, ["embedded", "embedded"], quiet=True, collect=collect)
+
+
+def test_spawned_workers_take_the_run_options_and_collect_with_the_front_ends_collect(tmp_path):
+    spec = tmp_path / "sp.yml"
+    spec.write_text(LEGACY_HEADER + PASSING + MORE)
+    script = (f"import sys; from tests.test_parallel import spawned_run; "
+              f"sys.exit(spawned_run({str(spec)!r}, {str(tmp_path / 'r.jsonl')!r}))")
+    done = subprocess.run([sys.executable, "-c", script], cwd=Path(__file__).resolve().parents[1],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    records = _records(tmp_path / "r.jsonl")
+    assert len(records) == 5 and {r["outcome"] for r in records} == {"passed"}
+    assert {r["labels"]["front"] for r in records} == {"spawned"} and len({r["run_id"] for r in records}) == 1
 
 
 def test_pytest_xdist_workers_share_one_results_file_and_run_id(tmp_path):

@@ -179,6 +179,24 @@ class _NoTimeout:
         return None
 
 
+# -- no false alarms: skipping a SHOULD fails only the scenarios traced to that SHOULD ----------------
+def test_a_driver_that_never_kills_the_old_cursor_fails_only_the_scenario_of_that_recommendation(embedded_run,
+                                                                                                monkeypatch):
+    """Killing the old cursor on a resume is a SHOULD (CS-KILL-RESUME): a driver that skips it may fail the
+    scenario traced to that SHOULD and no other (CS-RESUME-SESSION once failed it by listing the kill)."""
+    from harness.formats.rule_traces import load_traces
+
+    tests = scenarios(SUPPLEMENTARY)
+    before = {test.test_id: embedded_run.verdict(test).outcome for test in tests}
+    _old_cursor_left_open(monkeypatch)
+    after = {test.test_id: embedded_run.verdict(test).outcome for test in scenarios(SUPPLEMENTARY)}
+    changed = {test_id for test_id in after if after[test_id] != before[test_id]}
+    should_kill = {trace.test for trace in load_traces().tests if any(
+        a.rule == "CS-KILL-RESUME" and a.level == "SHOULD" and a.role == "check" for a in trace.asserts)}
+    assert should_kill and changed == should_kill, sorted(changed ^ should_kill)
+    assert all(after[test_id] == "failed" for test_id in changed)
+
+
 # -- prose 17: no startAtOperationTime beside startAfter -------------------------------------------
 def _operation_time_beside_start_after(mp: pytest.MonkeyPatch) -> None:
     """A resume with startAfter also names a startAtOperationTime (the one the driver would have saved)."""

@@ -54,6 +54,35 @@ def test_a_flow_mapping_libyaml_refuses_is_read_by_the_reference_loader(tmp_path
     assert sources.read_spec_file(path).data == {"spans": [{"name": "x", "nested": []}]}
 
 
+def _expanded_size(value) -> int:
+    """Nodes of the built data, each alias's share counted again wherever it appears (mapping keys count)."""
+    if isinstance(value, dict):
+        return 1 + len(value) + sum(_expanded_size(v) for v in value.values())
+    if isinstance(value, list):
+        return 1 + sum(_expanded_size(v) for v in value)
+    return 1
+
+
+def test_the_composers_node_count_is_the_size_of_what_it_builds_on_every_upstream_file():
+    """The load limits count nodes without expanding aliases; the count must be what expanding builds."""
+    from harness.formats.load_limits import LoadBudget
+
+    require_shared_specs()
+    counted = with_aliases = 0
+    for path in _yaml_files():
+        text = path.read_text(encoding="utf-8")
+        for loader in filter(None, (sources._FastSpecYamlLoader, sources._SpecYamlLoader)):
+            budget = LoadBudget()
+            try:
+                _, data = sources._compose(loader, text, budget)
+            except yaml.YAMLError:
+                continue
+            assert budget.nodes == _expanded_size(data), (path, loader.__name__)
+            counted += 1
+            with_aliases += "*" in text
+    assert counted > 300 and with_aliases > 150
+
+
 def test_the_fast_schema_check_and_jsonschema_agree_on_every_upstream_file():
     """jsonschema-rs says "valid?"; jsonschema words the errors: they must agree on every upstream file."""
     import json

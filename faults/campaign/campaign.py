@@ -10,11 +10,12 @@ passes). Then everything is removed and checked, the checker judges delivery,
 and one ``format: campaign`` record is written.
 
 A campaign is a :class:`~harness.engine.lifecycle.Case` run by an ordinary
-:class:`~harness.engine.run.HarnessRun`: the target comes from the target
-table (an on-disk embedded SecantusDB by default, so it can be restarted),
-fail points from the run's ``--failpoints`` mode, Toxiproxy from the network
-plug-in (``--network-faults``), and the record, provenance and results store
-from the run, exactly as for spec tests and prose checks.
+:class:`~harness.engine.run.HarnessRun`, opened by the composition root for
+``harness campaign``: the target comes from the target table (the embedded
+SecantusDB on disk in a scratch directory, so it can be restarted), fail
+points from the run's ``--failpoints`` mode, Toxiproxy from the network
+plug-in when a network kind is asked for, and the record, provenance and
+results store from the run, exactly as for spec tests and prose checks.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +35,7 @@ from faults.campaign.nemesis import AppliedFault, Nemesis
 from faults.campaign.restart import restartable
 from faults.campaign.schedule import KINDS, NETWORK_KINDS, TARGET_KINDS, Fault, make_schedule
 from faults.campaign.writer import Writer
-from harness.core.verdicts import Verdict
+from harness.core.verdicts import FAILED, PASSED, Verdict
 from harness.engine.lifecycle import Case
 from harness.engine.run import Check, HarnessRun, RunOptions
 
@@ -49,20 +50,12 @@ class CampaignOptions:
     faults: int = 50
     seed: int = 42
     kinds: tuple[str, ...] = KINDS
-    driver: str = "pymongo"
-    #: None: an on-disk embedded SecantusDB in a scratch directory (restartable); else ``--target``.
-    target: str | None = None
-    #: ``--failpoints`` mode for the nemesis's fail points (auto: native where the target accepts them).
-    failpoints: str = "auto"
-    results: Path | None = None
     batch_size: int = 20
     max_lag: int = 300
     #: None: the whole campaign may take ``60 s + 20 ms per event + 3 s per fault``.
     deadline_s: float | None = None
     database: str = "campaign"
     collection: str = "events"
-    #: Free-form provenance (``--label KEY=VALUE``), e.g. the matrix cell and repeat.
-    labels: dict[str, str] = field(default_factory=dict)
     #: Called with one line of progress now and then (the CLI prints it).
     progress: Callable[[str], None] = lambda line: None
 
@@ -89,20 +82,25 @@ class CampaignResult:
         return [e for e in self.errors if not e.allowed]
 
 
-def run_campaign(options: CampaignOptions) -> CampaignResult:
-    """Run one campaign through a :class:`HarnessRun` and return what it found (its record included).
+def run_campaign(options: CampaignOptions, run_options: RunOptions | None = None,
+                 new_run: Callable[[RunOptions], HarnessRun] = HarnessRun) -> CampaignResult:
+    """Run one campaign on a run and return what it found (its record included).
 
-    Bad options (an unknown fault kind, no events) raise ``ValueError`` before anything starts.
+    ``run_options`` are the run's (driver, target, fail points, results, labels: ``harness campaign`` reads them
+    with the options table ``harness run`` uses); the campaign sets what is its own: no expected-outcomes file,
+    Toxiproxy when a network kind is asked for, and the embedded target on disk. ``new_run`` opens the run (the
+    composition root's, from ``harness campaign``). Bad options (an unknown fault kind, no events) raise
+    ``ValueError`` before anything starts.
     """
     make_schedule(options.seed, options.events, options.faults, tuple(options.kinds))
     wanted = [k for k in options.kinds if k in NETWORK_KINDS]
     skipped = _network_unavailable(wanted, options)
     check, case = campaign_check(options, skipped)
+    given = run_options or RunOptions()
     with tempfile.TemporaryDirectory(prefix="campaign-") as scratch:
-        run_options = RunOptions(target=options.target or f"embedded={Path(scratch) / 'data'}", driver=options.driver,
-                                 results=options.results, expected="none", failpoints=options.failpoints,
-                                 network_faults=bool(wanted) and not skipped, labels=dict(options.labels))
-        with HarnessRun(run_options) as run:
+        campaign_run = replace(given, target=_restartable_target(given.target, Path(scratch)), expected="none",
+                               network_faults=bool(wanted) and not skipped)
+        with new_run(campaign_run) as run:
             outcome = run.run_test(check)
     if case.result is None:  # the campaign could not even start: the record says why
         case.result = CampaignResult(outcome=outcome.outcome, message=outcome.message, seed=options.seed, schedule=[],
@@ -112,6 +110,11 @@ def run_campaign(options: CampaignOptions) -> CampaignResult:
     case.result.outcome, case.result.message = outcome.outcome, outcome.message
     case.result.record = outcome.record
     return case.result
+
+
+def _restartable_target(target: str, scratch: Path) -> str:
+    """The embedded target, on disk in ``scratch`` (restart faults restart it); any other target as given."""
+    return f"embedded={scratch / 'data'}" if target == "embedded" else target
 
 
 def _network_unavailable(wanted: list[str], options: CampaignOptions) -> list[str]:
@@ -244,7 +247,7 @@ def _run(options: CampaignOptions, run: Any, schedule: list[Fault], skipped: lis
                    f"(first: {disallowed[0].error} -- {disallowed[0].reason})"
     if problems:
         message += f"; {len(problems)} problem(s): {problems[0]}"
-    return CampaignResult(outcome="failed" if failed else "passed", message=message, seed=options.seed,
+    return CampaignResult(outcome=FAILED if failed else PASSED, message=message, seed=options.seed,
                           schedule=schedule, applied=list(nemesis.applied), received=len(consumer.seqs),
                           anomalies=anomalies, errors=list(consumer.errors), problems=problems,
                           driver_resumes=resumes, aggregates=aggregates, duration_s=time.perf_counter() - began,

@@ -1,6 +1,6 @@
 """The driver under test, consuming the change stream the way an application would.
 
-Everything goes through the :class:`~harness.drivers.DriverAdapter` seam
+Everything goes through the :class:`~harness.core.ports.DriverAdapter` seam
 (entities and operations by their spec names), so any adapter can be put
 under a campaign. The loop: ``iterateUntilDocumentOrError``; a document's
 ``fullDocument.seq`` is appended to :attr:`Consumer.seqs`; an error is

@@ -1,6 +1,6 @@
 """Applying one :class:`~faults.campaign.schedule.Fault`, through the project's own machinery only.
 
-Fail points go through a :class:`~faults.failpoints.FailPointManager`, scoped
+Fail points go through a :class:`~harness.engine.failpoints.FailPointManager`, scoped
 with ``appName`` to the consumer's client so the writer and the harness never
 see them; network faults through :class:`~faults.network.NetworkFaults` on the
 consumer's proxy; restarts through :mod:`faults.campaign.restart`. Each fault

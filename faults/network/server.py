@@ -21,10 +21,11 @@ from pathlib import Path
 
 from faults.network.api import ToxiproxyAPI
 from faults.network.toxics import NetworkFaultError
+from harness.core.project_data import checkout_root
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-#: Where ``scripts/install-toxiproxy.sh`` puts the pinned server.
-PROJECT_BINARY = REPO_ROOT / ".tools" / "bin" / "toxiproxy-server"
+_CHECKOUT = checkout_root()
+#: Where ``scripts/install-toxiproxy.sh`` puts the pinned server in a checkout (None: an installed wheel has none).
+PROJECT_BINARY = _CHECKOUT / ".tools" / "bin" / "toxiproxy-server" if _CHECKOUT is not None else None
 BINARY_ENV = "TOXIPROXY_SERVER"
 INSTALL_HINT = "run scripts/install-toxiproxy.sh (needs Go) or set TOXIPROXY_SERVER=/path/to/toxiproxy-server"
 
@@ -34,20 +35,21 @@ class ToxiproxyUnavailable(NetworkFaultError):
 
 
 def find_binary() -> Path:
-    """``$TOXIPROXY_SERVER``, else the project's ``.tools/bin``, else ``PATH``."""
+    """``$TOXIPROXY_SERVER``, else the checkout's ``.tools/bin``, else ``PATH``."""
     explicit = os.environ.get(BINARY_ENV)
     if explicit:
         path = Path(explicit)
         if not (path.is_file() and os.access(path, os.X_OK)):
             raise ToxiproxyUnavailable(f"{BINARY_ENV}={explicit} is not an executable file")
         return path
-    if PROJECT_BINARY.is_file() and os.access(PROJECT_BINARY, os.X_OK):
+    if PROJECT_BINARY is not None and PROJECT_BINARY.is_file() and os.access(PROJECT_BINARY, os.X_OK):
         return PROJECT_BINARY
     on_path = shutil.which("toxiproxy-server")
     if on_path:
         return Path(on_path)
-    raise ToxiproxyUnavailable(f"no toxiproxy-server found ({BINARY_ENV} unset, nothing at {PROJECT_BINARY}, "
-                               f"none on PATH); {INSTALL_HINT}")
+    checked = f"nothing at {PROJECT_BINARY}, " if PROJECT_BINARY is not None else ""
+    raise ToxiproxyUnavailable(f"no toxiproxy-server found ({BINARY_ENV} unset, {checked}none on PATH); "
+                               f"{INSTALL_HINT}")
 
 
 def free_loopback_port() -> int:

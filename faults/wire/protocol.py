@@ -1,11 +1,12 @@
 """Wire-protocol framing: parse and build MongoDB messages, no I/O.
 
 The proxy forwards most messages byte for byte, so parsing is lazy where it
-matters: :func:`command_name` reads the first key of an ``OP_MSG`` body
-without decoding the document, and full decoding happens only for the
-messages the proxy acts on. A message the proxy rebuilds never carries an
-``OP_MSG`` checksum (CRC-32C is not in the standard library, and the
-checksum is optional), so :func:`build_op_msg` clears that flag.
+matters: an ``OP_MSG`` keeps its body and document sequences as raw bytes
+(:meth:`OpMsg.decode_body` decodes the body on demand), and full decoding
+happens only for the messages the proxy acts on. A message the proxy
+rebuilds never carries an ``OP_MSG`` checksum (CRC-32C is not in the
+standard library, and the checksum is optional), so :func:`build_op_msg`
+clears that flag.
 """
 
 from __future__ import annotations

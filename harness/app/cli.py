@@ -3,8 +3,8 @@
 ``harness run --specs DIR ...`` loads every spec file under the given paths,
 runs each test on the target with the driver, prints progress and a summary,
 appends one result record per test to ``--results``, and exits 0 only when
-every outcome is what the expected-outcomes file says (1 otherwise, 2 when
-the run could not start).
+every outcome is what the expected-outcomes file says (1 otherwise, or on a
+note under ``--strict``; 2 when the run could not start).
 """
 
 from __future__ import annotations
@@ -29,10 +29,10 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     builders: dict[str, tuple[str, Any]] = {
         "run": ("run spec tests against a target", add_run_arguments),
-        "specs": ("get the spec files: harness specs fetch SOURCE", add_specs_arguments),
+        "specs": ("get the spec files and pin them: harness specs fetch|pin SOURCE", add_specs_arguments),
     }
     for command in compose.plugins().commands.values():
-        builders[command.name] = (command.help, _with_labels(command.add_arguments))
+        builders[command.name] = (command.help, _plugin_command_arguments(command))
     builders["matrix"] = ("run suites over driver x target versions, each cell in its own cached environment",
                           _matrix_arguments)
     builders["report"] = ("PySpark report over results files: conformance matrix, regressions, flakiness, "
@@ -46,9 +46,11 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-def _with_labels(add_arguments: Any) -> Any:
+def _plugin_command_arguments(command: Any) -> Any:
+    """A plug-in command's options: the run-options rows it takes, its own, and ``--label``."""
     def build(sub: argparse.ArgumentParser) -> None:
-        add_arguments(sub)
+        add_cli_options(sub, only=command.run_options)
+        command.add_arguments(sub)
         add_label_argument(sub)
     return build
 
@@ -77,23 +79,34 @@ def add_specs_arguments(specs: argparse.ArgumentParser) -> None:
     fetch.add_argument("sources", nargs="+", metavar="SOURCE",
                        help="pypi:pymongo==4.20.0 (its change-stream unified tests), pypi:pymongo==4.20.0#selftests, "
                             "or git:URL@COMMIT[#PATH] (a specifications checkout)")
+    pin = actions.add_parser("pin", help="write or refresh a source's manifest in specs/pins/: each spec file's "
+                                         "SHA-256 and test count (docs/pins.md)")
+    pin.add_argument("sources", nargs="+", metavar="SOURCE",
+                     help="a path (run from the project's top folder), project:PATH, pypi:pymongo==4.20.0 or "
+                          "git:URL@COMMIT[#PATH]")
 
 
 def command_specs(args: argparse.Namespace) -> int:
-    from harness.app.spec_sources import resolve
+    from harness.app.spec_pins import pin_source
 
+    actions = {"fetch": _fetch_source, "pin": pin_source}
     status = 0
     for source in args.sources:
         try:
-            resolved = resolve(source)
+            print(actions[args.specs_action](source))
         except SpecSourceError as exc:
             print(f"harness specs: {exc}", file=sys.stderr)
             status = 2
-            continue
-        files = sum(1 for p in resolved.path.rglob("*") if p.suffix in (".yml", ".yaml", ".json"))
-        detail = resolved.origin.get("sha256") or resolved.origin.get("commit") or ""
-        print(f"{source}: {resolved.path} ({files} spec files; {resolved.origin.get('kind')} {detail})".rstrip())
     return status
+
+
+def _fetch_source(source: str) -> str:
+    from harness.app.spec_sources import resolve
+
+    resolved = resolve(source)
+    files = sum(1 for p in resolved.path.rglob("*") if p.suffix in (".yml", ".yaml", ".json"))
+    detail = resolved.origin.get("sha256") or resolved.origin.get("commit") or ""
+    return f"{source}: {resolved.path} ({files} spec files; {resolved.origin.get('kind')} {detail})".rstrip()
 
 
 def add_label_argument(parser: argparse.ArgumentParser) -> None:
@@ -133,27 +146,33 @@ def _positive(text: str) -> int:
 
 
 def command_run(args: argparse.Namespace) -> int:
+    from harness.formats.pins import PinFileError
+
     compose.warn_plugin_problems()
     try:
         options = compose.prepare(args)
-    except SpecSourceError as exc:
+        loaded, tests = compose.selection(args)
+    except (SpecSourceError, PinFileError) as exc:
         print(f"harness: {exc}", file=sys.stderr)
         return 2
-    tests = compose.select(args)
     if not tests:
         selected = f" matching -k {args.keyword!r}" if args.keyword else ""
         print(f"harness: nothing to run{selected} (give --specs PATH, or --suite prose)", file=sys.stderr)
         return 2
     compose.note_schemas(options, tests, lambda text: print(text, file=sys.stderr))
+    compose.note_pins(options, tests, lambda text: print(text, file=sys.stderr))
+    options.notes.loaded = [test.test_id for test in loaded]
     try:
         if args.jobs > 1:
+            from functools import partial
+
             from harness.app.parallel import run_parallel, worker_targets
 
             targets = worker_targets(compose.plugins(), options.target, min(args.jobs, len(tests)),
                                      args.worker_targets, lambda text: print(text, file=sys.stderr))
             if len(targets) > 1:
                 options.rules = compose.rule_index(options.provenance)  # before the fork: workers and lost tests share it
-                return run_parallel(args.argv, tests, options, targets, args.quiet)
+                return run_parallel(tests, options, targets, args.quiet, collect=partial(compose.select, args))
         return _run_sequentially(tests, options, args.quiet)
     except (TargetUnavailable, ExpectationsError) as exc:
         print(f"harness: {exc}", file=sys.stderr)
@@ -165,7 +184,7 @@ def _run_sequentially(tests: list, options: Any, quiet: bool) -> int:
 
     durations = Durations.load()
     with compose.new_run(options) as run:
-        reporter = ConsoleReporter(total=len(tests), quiet=quiet)
+        reporter = ConsoleReporter(total=len(tests), quiet=quiet, notes=options.notes)
         reporter.start(run)
         for test in tests:
             reporter.begin(test.test_id)
@@ -203,10 +222,9 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     only = argv[0] if argv and not argv[0].startswith("-") else None
     args = build_parser(only).parse_args(argv)
-    args.argv = argv  # parallel workers parse the very same arguments
     command = COMMANDS.get(args.command)
     if command is None:
-        command = compose.plugins().commands[args.command].run
+        return compose.plugins().commands[args.command].run(args, compose.front_end(args))
     return command(args)
 
 

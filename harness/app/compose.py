@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from typing import Any, TextIO
 
-from harness.engine.plugins import Registry, load_plugins
+from harness.engine.plugins import FrontEnd, Registry, load_plugins
 from harness.engine.run import HarnessRun, RunOptions
 
 
@@ -29,25 +29,52 @@ def new_run(options: RunOptions) -> HarnessRun:
     return HarnessRun(options, plugins())
 
 
+def front_end(args: Any) -> FrontEnd:
+    """What a plug-in's command (``harness campaign``) gets from the app: its run options, read by the one
+    options table, and :func:`new_run`."""
+    from harness.app.options import from_namespace
+
+    return FrontEnd(from_namespace(args), new_run)
+
+
 def rule_index(provenance: dict[str, Any], stream: TextIO | None = None) -> Any:
     """The project's test-to-rule mapping; a broken mapping is said aloud and recorded, and only the ids
-    tests name in their descriptions are used."""
+    tests name in their descriptions are used.
+
+    It knows each rule's level from the catalogues and the traces, so that an unlisted failure of a test that
+    checks only SHOULD-level rules is a recommendation not followed; levels that cannot be read are said aloud
+    and recorded, and every rule then counts as a MUST."""
     from harness.core.rules import RuleIndex
-    from harness.formats.rule_files import RuleFileError, load_mapping
+    from harness.formats.rule_files import RuleFileError, load_catalogues, load_mapping
+    from harness.formats.rule_traces import load_traces
 
     try:
-        return load_mapping()
+        index = load_mapping()
     except RuleFileError as exc:
         print(f"harness: WARNING: {exc}; records name only the rule ids in test descriptions",
               file=stream or sys.stderr)
         provenance["rules_problem"] = str(exc)
         return RuleIndex()
+    try:
+        levels = {rule.id: rule.level for catalogue in load_catalogues() for rule in catalogue.rules}
+        traced = {trace.test: tuple((a.rule, a.level) for a in trace.asserts) for trace in load_traces().tests}
+    except RuleFileError as exc:
+        print(f"harness: WARNING: {exc}; every rule counts as a MUST", file=stream or sys.stderr)
+        provenance["rule_levels_problem"] = str(exc)
+        return index
+    return index.with_levels(levels, traced)
 
 
 def warn_plugin_problems(stream: TextIO = sys.stderr) -> None:
     """Say which plug-ins could not be installed; the run's records say it too (``plugin_problems``)."""
     for problem in plugins().problems:
         print(f"harness: plug-in not installed: {problem}", file=stream)
+
+
+def note_plugin_problems(options: Any) -> None:
+    """The plug-ins that could not be installed, as the run's notes (a failure under ``--strict``)."""
+    for problem in plugins().problems:
+        options.notes.add("plugin-not-installed", f"plug-in not installed: {problem}")
 
 
 def collect(suite: str, specs: list[Any]) -> list[Any]:
@@ -69,15 +96,26 @@ def prepare(args: Any) -> Any:
     options = from_namespace(args)
     if args.specs:
         options.provenance["spec_sources"] = provenance(args.specs)
+    note_plugin_problems(options)
     return options
 
 
 def select(args: Any) -> list[Any]:
     """The tests ``harness run`` runs: ``--suite``'s, narrowed by ``-k``; the same in every worker."""
-    tests = collect(args.suite, args.specs)
-    if args.keyword:
-        tests = [t for t in tests if args.keyword in t.test_id]
-    return tests
+    return selection(args)[1]
+
+
+def selection(args: Any) -> tuple[list[Any], list[Any]]:
+    """Every test ``harness run`` loads, and the ones it runs: narrowed by ``-k``, where a miscounted file's pin
+    error (:mod:`harness.formats.pins`) stays while any test of that file does."""
+    from harness.formats.pins import PIN_ERROR
+
+    loaded = collect(args.suite, args.specs)
+    if not args.keyword:
+        return loaded, loaded
+    files = {t.file for t in loaded if args.keyword in t.test_id}
+    return loaded, [t for t in loaded if args.keyword in t.test_id
+                    or (getattr(t, "description", None) == PIN_ERROR and t.file in files)]
 
 
 def note_schemas(options: Any, tests: list[Any], warn: Any = None) -> None:
@@ -90,10 +128,40 @@ def note_schemas(options: Any, tests: list[Any], warn: Any = None) -> None:
         return
     unchecked = sorted({test.file for test in tests if getattr(test, "schema", None) == "none"})
     options.provenance["schema"] = "none" if unchecked else used
-    if unchecked and warn is not None:
+    if unchecked:
         consequence = ("their tests are errors (--require-schema)" if options.settings.require_schema else
                        "a file that should be rejected may pass; --require-schema makes this an error")
-        warn(f"harness: WARNING: no unified-format JSON schema found for {len(unchecked)} file(s) (e.g. "
-             f"{unchecked[0]}): loaded without schema validation; {consequence}. Give the schema folder with "
-             "HARNESS_UNIFIED_SCHEMA_DIR, or fetch it: git:https://github.com/mongodb/specifications@COMMIT"
-             "#source/unified-test-format")
+        words = (f"no unified-format JSON schema found for {len(unchecked)} file(s) (e.g. {unchecked[0]}): loaded "
+                 f"without schema validation; {consequence}. Give the schema folder with HARNESS_UNIFIED_SCHEMA_DIR, "
+                 "or fetch it: git:https://github.com/mongodb/specifications@COMMIT#source/unified-test-format")
+        options.notes.add("no-schema", words)
+        if warn is not None:
+            warn(f"harness: WARNING: {words}")
+
+
+def note_pins(options: Any, tests: list[Any], warn: Any = None) -> None:
+    """Which of the run's spec files are pinned (docs/pins.md), in the provenance (``pins``); files no pin knows
+    are said aloud, and each pinned file's selected tests must each produce a result (``--strict``)."""
+    from collections import Counter
+
+    from harness.formats.pins import CHANGED, MISCOUNTED, PINNED, UNPINNED, PinIndex, file_statuses
+
+    statuses = file_statuses(tests, PinIndex.load())
+    if not statuses:
+        return
+    by_status = {status: [file for file, found in statuses.items() if found == status]
+                 for status in (PINNED, MISCOUNTED, CHANGED, UNPINNED)}
+    unsettled = {status: files for status, files in by_status.items() if files and status != PINNED}
+    options.provenance["pins"] = {"pinned": len(by_status[PINNED]), **unsettled}
+    selected = Counter(test.file for test in tests)
+    options.notes.pinned = {file: selected[file] for file in by_status[PINNED]}
+    said = {UNPINNED: ("unpinned", "not pinned in specs/pins/ (a newer corpus?): run, their test counts unchecked"),
+            CHANGED: ("pin-changed", ("differ from the pinned file at their path (a newer corpus?): run as "
+                                      "unpinned; harness specs pin SOURCE refreshes a pin"))}
+    for status, (kind, meaning) in said.items():
+        files = by_status[status]
+        if files:
+            words = f"{len(files)} spec file(s) {meaning}: {', '.join(files[:3])}{', ...' if len(files) > 3 else ''}"
+            options.notes.add(kind, words)
+            if warn is not None:
+                warn(f"harness: note: {words}")

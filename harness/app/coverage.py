@@ -2,11 +2,14 @@
 
 The spec text is read from the path the user gives (``--spec-text``: a file, a
 folder of a specifications checkout, or a ``git:URL@COMMIT[#PATH]`` source, as
-``--specs`` takes), by default ``../shared/specs/reference/change-streams.md``.
+``--specs`` takes); in a checkout, by default, the team's
+``../shared/specs/reference/change-streams.md`` beside it. With no text at hand
+(an installed wheel, or no shared folder) the rules and what checks them are
+still listed, and the output says the text was not compared.
 The tests are the project's own (its supplementary scenarios and the prose
 tests, which ship with it and always count) and those the ``spec`` suite loads
-from ``--specs`` (by default, when present, the shared upstream legacy and
-unified folders). Exit status: 0 when every
+from ``--specs`` (by default, in a checkout, the shared upstream legacy and
+unified folders beside it, when present). Exit status: 0 when every
 driver-side MUST is checked by some test (or ``--report-only``), 1 when one is
 not (a known rule or a statement of the text that no rule names), 2 when the
 inputs cannot be read.
@@ -21,11 +24,18 @@ from pathlib import Path
 
 from harness.app.coverage_map import CoverageMap, LoadedTest, as_json, build_map
 from harness.app.coverage_render import RENDERERS
+from harness.core.project_data import checkout_root, project_data
 
-PROJECT = Path(__file__).resolve().parents[2]
-SHARED_SPECS = PROJECT.parent / "shared" / "specs"
-DEFAULT_SPEC_TEXT = SHARED_SPECS / "reference" / "change-streams.md"
-SUPPLEMENTARY = PROJECT / "specs" / "scenarios" / "supplementary"
+
+def _shared_specs() -> Path | None:
+    """A checkout's convenience: the team's shared spec folder beside it. An installed wheel has none."""
+    checkout = checkout_root()
+    return None if checkout is None else checkout.parent / "shared" / "specs"
+
+
+SHARED_SPECS = _shared_specs()
+DEFAULT_SPEC_TEXT = SHARED_SPECS / "reference" / "change-streams.md" if SHARED_SPECS is not None else None
+SUPPLEMENTARY = project_data("scenarios", "supplementary")
 #: Where a spec text may sit inside a folder the user names (a checkout, its change-streams folder, its tests).
 SPEC_TEXT_PLACES = ("change-streams.md", "source/change-streams/change-streams.md",
                     "checkout/source/change-streams/change-streams.md", "../change-streams.md")
@@ -36,9 +46,10 @@ class CoverageInputError(Exception):
 
 
 def add_coverage_arguments(parser: argparse.ArgumentParser) -> None:
+    default_text = DEFAULT_SPEC_TEXT or "none; the rules are listed and the text is not compared"
     parser.add_argument("--spec-text", default=None, metavar="PATH",
                         help="the change-streams spec's markdown: a file, a specifications checkout, or "
-                             f"git:URL@COMMIT[#PATH] (default: {DEFAULT_SPEC_TEXT})")
+                             f"git:URL@COMMIT[#PATH] (default: {default_text})")
     parser.add_argument("--specs", action="append", default=[], metavar="PATH",
                         help="spec files or folders (or sources, as for run) whose tests count besides the project's "
                              "own supplementary scenarios and prose tests (repeatable; default: the shared upstream "
@@ -49,16 +60,15 @@ def add_coverage_arguments(parser: argparse.ArgumentParser) -> None:
                         help="exit 0 even when a driver-side MUST is unchecked (only report it)")
 
 
-def find_spec_text(value: str | None) -> Path:
-    """The markdown file ``--spec-text`` names; a folder is searched for ``change-streams.md``."""
+def find_spec_text(value: str | None) -> Path | None:
+    """The markdown file ``--spec-text`` names; a folder is searched for ``change-streams.md``.
+
+    None when the user named none and there is no default at hand: the text is then not compared.
+    """
     from harness.app.spec_sources import SpecSourceError, is_source, resolve
 
     if value is None:
-        if not DEFAULT_SPEC_TEXT.is_file():
-            raise CoverageInputError(f"no spec text at {DEFAULT_SPEC_TEXT}: give --spec-text PATH (the change-streams "
-                                     "spec's markdown) or --spec-text git:https://github.com/mongodb/specifications"
-                                     "@COMMIT#source/change-streams")
-        return DEFAULT_SPEC_TEXT
+        return DEFAULT_SPEC_TEXT if DEFAULT_SPEC_TEXT is not None and DEFAULT_SPEC_TEXT.is_file() else None
     try:
         path = resolve(value).path if is_source(value) else Path(value)
     except SpecSourceError as exc:
@@ -76,6 +86,8 @@ def find_spec_text(value: str | None) -> Path:
 
 
 def default_specs() -> list[Path]:
+    if SHARED_SPECS is None:
+        return []
     return [p for p in (SHARED_SPECS / "upstream" / "legacy", SHARED_SPECS / "upstream" / "unified") if p.is_dir()]
 
 
@@ -101,16 +113,16 @@ def coverage_map(args: argparse.Namespace) -> CoverageMap:
 
     path = find_spec_text(args.spec_text)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8") if path is not None else None
     except (OSError, UnicodeDecodeError) as exc:
         raise CoverageInputError(f"--spec-text {path}: cannot read: {exc}") from exc
     try:
         catalogues, index = load_catalogues(), load_mapping()
     except RuleFileError as exc:
         raise CoverageInputError(str(exc)) from exc
-    others = {c.name: path.parent / c.text for c in catalogues[1:] if c.text}
+    others = {c.name: path.parent / c.text for c in catalogues[1:] if c.text} if path is not None else {}
     texts = {name: other.read_text(encoding="utf-8") for name, other in others.items() if other.is_file()}
-    return build_map(text, str(path), catalogues, index, load_tests(args.specs), texts)
+    return build_map(text, str(path) if path is not None else None, catalogues, index, load_tests(args.specs), texts)
 
 
 def command_coverage(args: argparse.Namespace) -> int:

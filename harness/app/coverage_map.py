@@ -6,7 +6,9 @@ suites load, :func:`build_map` says for each rule which tests check it (and
 which only exercise it), and lists everything that would otherwise be lost
 silently: statements of the text no rule names (new or reworded), anchors the
 text no longer has, mapping entries that name unknown rules or no loaded test,
-and rule ids in test descriptions that no catalogue defines.
+and rule ids in test descriptions that no catalogue defines. Without a spec text (none at hand, as
+for an installed wheel outside a checkout) the map still lists every rule and what checks it, and
+says the text was not compared.
 """
 
 from __future__ import annotations
@@ -20,6 +22,10 @@ from harness.formats.spec_rules import Statement, parse_sentences
 
 #: A rule's standing, worst first (the order ``harness coverage`` lists them in within a level).
 STATUSES = ("unchecked", "exercised", "checked", "not-checkable")
+#: What every output says when there was no spec text to compare the catalogues with.
+NOT_COMPARED = ("the spec text was not compared (none at hand: give --spec-text PATH, or --spec-text "
+                "git:https://github.com/mongodb/specifications@COMMIT#source/change-streams); new, reworded "
+                "and removed statements are not looked for")
 
 
 @dataclass(frozen=True)
@@ -72,7 +78,8 @@ class CoverageMap:
     problems: list[str]
     #: Mapping entries whose tests were not loaded (their claims are taken as written).
     unverified: list[str]
-    spec_text: str
+    #: The spec text's path, or None when there was none to compare (:data:`NOT_COMPARED`).
+    spec_text: str | None
     tests_loaded: int
 
     def failing(self) -> list[str]:
@@ -86,15 +93,17 @@ def _file_of(test_id: str) -> str:
     return test_id.split("::", 1)[0]
 
 
-def build_map(text: str, spec_text_name: str, catalogues: list[Catalogue], index: RuleIndex,
+def build_map(text: str | None, spec_text_name: str | None, catalogues: list[Catalogue], index: RuleIndex,
               tests: list[LoadedTest], other_texts: dict[str, str] | None = None) -> CoverageMap:
     """The map of ``catalogues`` against ``text`` (the change-streams spec) and the loaded ``tests``.
 
     ``other_texts`` holds, by catalogue name, the document another catalogue's anchors point into (the
     server's change-stream overview for ``server``); anchors of a catalogue without its text are not verified,
-    and the problems say so.
+    and the problems say so. ``text`` None: no text at hand; no anchor is verified and no statement is
+    looked for (the map's ``spec_text`` is None, and every output says so).
     """
-    sentences = parse_sentences(text)
+    compared = text is not None
+    sentences = parse_sentences(text) if text is not None else []
     present = {s.key for s in sentences}
     coverage = {rule.id: RuleCoverage(rule) for catalogue in catalogues for rule in catalogue.rules}
     problems = [p for catalogue in catalogues for p in catalogue.problems]
@@ -102,7 +111,7 @@ def build_map(text: str, spec_text_name: str, catalogues: list[Catalogue], index
 
     spec_catalogue = next((c for c in catalogues if c.name == "change-streams"), None)
     named: set[str] = set()
-    if spec_catalogue is not None:
+    if spec_catalogue is not None and compared:
         for rule in spec_catalogue.rules:
             named.update(rule.anchors)
             coverage[rule.id].missing_anchors = [a for a in rule.anchors if a not in present]
@@ -135,7 +144,7 @@ def build_map(text: str, spec_text_name: str, catalogues: list[Catalogue], index
                 coverage[rule_id].exercised_by.extend(matched)
 
     for catalogue in catalogues:
-        if catalogue is spec_catalogue or not any(rule.anchors for rule in catalogue.rules):
+        if catalogue is spec_catalogue or not compared or not any(rule.anchors for rule in catalogue.rules):
             continue
         other = (other_texts or {}).get(catalogue.name)
         if other is None:
@@ -156,8 +165,8 @@ def build_map(text: str, spec_text_name: str, catalogues: list[Catalogue], index
         item.checked_by = sorted(dict.fromkeys(item.checked_by))
         item.exercised_by = sorted(dict.fromkeys(t for t in item.exercised_by if t not in item.checked_by))
     return CoverageMap(rules=list(coverage.values()), unmapped=unmapped, problems=problems,
-                       unverified=sorted(dict.fromkeys(unverified)), spec_text=spec_text_name,
-                       tests_loaded=len(tests))
+                       unverified=sorted(dict.fromkeys(unverified)),
+                       spec_text=spec_text_name if compared else None, tests_loaded=len(tests))
 
 
 def ordered(rules: list[RuleCoverage]) -> list[RuleCoverage]:
@@ -174,6 +183,8 @@ def as_json(cmap: CoverageMap) -> dict[str, Any]:
     """The map as plain data (``--format json``); never the spec's sentences, only anchors and lines."""
     return {
         "spec_text": cmap.spec_text,
+        "spec_text_compared": cmap.spec_text is not None,
+        **({} if cmap.spec_text is not None else {"not_compared": NOT_COMPARED}),
         "tests_loaded": cmap.tests_loaded,
         "rules": [{
             "id": c.rule.id, "level": c.rule.level, "section": c.rule.section, "paraphrase": c.rule.paraphrase,

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 
-from harness.app.coverage_map import CoverageMap, RuleCoverage, ordered
+from harness.app.coverage_map import NOT_COMPARED, CoverageMap, RuleCoverage, ordered
 
 #: Tests named per rule in the text output before "+N more".
 SHOWN_TESTS = 3
@@ -47,10 +47,17 @@ def summary_line(cmap: CoverageMap) -> str:
     counts = Counter(c.status for c in cmap.rules)
     must = [c for c in cmap.rules if c.rule.driver_side and c.rule.level == "MUST" and c.status != "not-checkable"]
     must_checked = sum(1 for c in must if c.status == "checked")
+    unmapped = len(cmap.unmapped) if cmap.spec_text is not None else "not looked for"
     return (f"{len(cmap.rules)} rules: {counts['checked']} checked, {counts['exercised']} only exercised, "
             f"{counts['unchecked']} unchecked, {counts['not-checkable']} not checkable by a run; "
-            f"driver-side MUSTs checked: {must_checked}/{len(must)}; unmapped statements: {len(cmap.unmapped)}; "
+            f"driver-side MUSTs checked: {must_checked}/{len(must)}; unmapped statements: {unmapped}; "
             f"tests loaded: {cmap.tests_loaded}")
+
+
+def _title(cmap: CoverageMap) -> str:
+    if cmap.spec_text is None:
+        return f"Coverage of the project's rule catalogues; {NOT_COMPARED}"
+    return f"Coverage of {cmap.spec_text}"
 
 
 def _trailer(cmap: CoverageMap, bullet: str) -> list[str]:
@@ -81,7 +88,7 @@ def _trailer(cmap: CoverageMap, bullet: str) -> list[str]:
 
 
 def render_text(cmap: CoverageMap) -> str:
-    lines = [f"Coverage of {cmap.spec_text}", summary_line(cmap)]
+    lines = [_title(cmap), summary_line(cmap)]
     for title, rules in _groups(cmap):
         if not rules:
             continue
@@ -99,8 +106,8 @@ def render_text(cmap: CoverageMap) -> str:
 
 
 def render_markdown(cmap: CoverageMap) -> str:
-    lines = ["# Coverage of the change-streams spec", "", f"Spec text: `{cmap.spec_text}`", "",
-             summary_line(cmap)]
+    text = f"Spec text: `{cmap.spec_text}`" if cmap.spec_text is not None else f"Spec text: {NOT_COMPARED}"
+    lines = ["# Coverage of the change-streams spec", "", text, "", summary_line(cmap)]
     for title, rules in _groups(cmap):
         if not rules:
             continue

@@ -85,6 +85,11 @@ RUN_OPTIONS: tuple[RunOption, ...] = (
     RunOption("require_schema", ("--require-schema",), "--require-schema",
               "a unified file loaded without its JSON schema (none found) is an error, not a warning",
               default=False, action="store_true"),
+    RunOption("strict", ("--strict",), "--harness-strict",
+              "what CI and certifications use: every note is a failure (exit 1) with the same words: an "
+              "expected-outcomes entry that matched no test, pinned tests that produced no result, a unified file "
+              "run with no schema, a plug-in that failed to install (pytest's own --strict is another thing)",
+              default=False, action="store_true"),
     RunOption("timeout", ("--timeout",), "--spec-timeout", "per-test timeout in seconds (default 30)",
               default=30.0, type=float),
     RunOption("iteration_timeout", ("--iteration-timeout",), "--iteration-timeout",
@@ -92,9 +97,11 @@ RUN_OPTIONS: tuple[RunOption, ...] = (
 )
 
 
-def add_cli_options(parser: argparse.ArgumentParser) -> None:
+def add_cli_options(parser: argparse.ArgumentParser, only: Sequence[str] | None = None) -> None:
+    """Declare every row, or the rows named in ``only`` (a plug-in's command takes some: ``harness campaign``)."""
     for option in RUN_OPTIONS:
-        parser.add_argument(*option.cli, dest=option.dest, **option.declaration(for_cli=True))
+        if only is None or option.dest in only:
+            parser.add_argument(*option.cli, dest=option.dest, **option.declaration(for_cli=True))
 
 
 def add_pytest_options(group: Any) -> None:
@@ -105,15 +112,16 @@ def add_pytest_options(group: Any) -> None:
 
 def run_options(value: Callable[[RunOption], Any], labels: dict[str, str] | None = None) -> Any:
     """A :class:`~harness.engine.run.RunOptions` from ``value(option)``, whichever front end read the values."""
-    from harness.engine.spec_runner import RunSettings
+    from harness.core.run_notes import RunNotes
     from harness.engine.run import RunOptions
+    from harness.engine.spec_runner import RunSettings
 
     values = {option.dest: value(option) for option in RUN_OPTIONS}
     results = values["results"]
     return RunOptions(
         target=values["target"], driver=values["driver"], results=Path(results) if results else None,
         expected=values["expected"], failpoints=values["failpoints"], network_faults=bool(values["network_faults"]),
-        labels=dict(labels or {}),
+        labels=dict(labels or {}), notes=RunNotes(strict=bool(values["strict"])),
         settings=RunSettings(test_timeout_s=float(values["timeout"]),
                              iteration_timeout_s=float(values["iteration_timeout"]),
                              require_schema=bool(values["require_schema"])),
@@ -121,8 +129,9 @@ def run_options(value: Callable[[RunOption], Any], labels: dict[str, str] | None
 
 
 def from_namespace(args: argparse.Namespace) -> Any:
-    """The CLI's values."""
-    return run_options(lambda option: getattr(args, option.dest), labels=dict(getattr(args, "labels", [])))
+    """The CLI's values; a row the command did not declare takes its default."""
+    return run_options(lambda option: getattr(args, option.dest, option.default),
+                       labels=dict(getattr(args, "labels", [])))
 
 
 def from_pytest_config(config: Any) -> Any:

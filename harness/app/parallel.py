@@ -23,21 +23,21 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from multiprocessing.connection import wait
 from types import SimpleNamespace
 from typing import Any
-
-from multiprocessing.connection import wait
 
 from harness.app.compose import plugins as compose_plugins
 from harness.app.durations import Durations
 from harness.app.reporting import ConsoleReporter
 from harness.core.expectations import Classification, Expectations
 from harness.core.ports import TargetInfo, TargetUnavailable
-from harness.core.records import RunProvenance, make_record, new_run_id, utc_now
-from harness.core.rules import RuleIndex
+from harness.core.records import RunProvenance, new_run_id, utc_now
+from harness.core.verdicts import ERROR, Verdict
 from harness.engine.results_store import ResultsStore
-from harness.engine.run import TestResult, expectations_for
+from harness.engine.run import RunOptions, TestResult, expectations_for, result_of
 
 #: Replacement workers started, at most, per worker asked for (a target that kills every worker stops the run).
 RESTARTS_PER_WORKER = 2
@@ -51,6 +51,8 @@ class _Worker:
     connection: Any
     current: int | None = None
     alive: bool = True
+    #: The worker's run's provenance, from its ``ready``: a test lost with the worker is recorded under it.
+    provenance: RunProvenance | None = None
 
 
 @dataclass
@@ -61,7 +63,6 @@ class _View:
     target: Any
     driver: Any
     expectations: Expectations
-    ready: dict[str, Any] = field(default_factory=dict)
 
 
 def worker_targets(plugins: Any, target: str, jobs: int, extra: list[str], warn: Any) -> list[str]:
@@ -76,22 +77,30 @@ def worker_targets(plugins: Any, target: str, jobs: int, extra: list[str], warn:
     return deployments[:jobs]
 
 
-def run_parallel(argv: list[str], tests: list[Any], options: Any, targets: list[str], quiet: bool) -> int:
-    run_id = options.run_id or new_run_id()
+def run_parallel(tests: list[Any], options: RunOptions, targets: list[str], quiet: bool,
+                 collect: Callable[[], list[Any]] | None = None) -> int:
+    """Run ``tests`` in one worker per entry of ``targets``, each with a run of the same ``options``.
+
+    ``options`` is the run's, as any front end built it (spec sources and schemas in its provenance, its rule
+    mapping loaded). Workers get a copy with their own target. A worker that cannot inherit the tests (no
+    ``fork``) gets ``collect`` to collect them again (picklable: a module function or a ``functools.partial``
+    of one), or, without it, the tests themselves.
+    """
+    shared = replace(options, run_id=options.run_id or new_run_id(), results=None)
     durations = Durations.load()
     pending = schedule(tests, durations)
     context = _context()
     workers: list[_Worker] = []
     store = ResultsStore(options.results)
-    reporter = ConsoleReporter(total=len(tests), quiet=quiet)
+    reporter = ConsoleReporter(total=len(tests), quiet=quiet, notes=options.notes)
     view: _View | None = None
     restarts = RESTARTS_PER_WORKER * len(targets)
     done = 0
 
     def spawn(number: int, target: str) -> None:
         parent_end, child_end = context.Pipe()
-        inherited = tests if context.get_start_method() == "fork" else None
-        process = context.Process(target=_serve, args=(child_end, argv, run_id, target, inherited),
+        inherited = tests if context.get_start_method() == "fork" or collect is None else None
+        process = context.Process(target=_serve, args=(child_end, replace(shared, target=target), inherited, collect),
                                   name=f"harness-worker-{number}", daemon=True)
         process.start()
         child_end.close()
@@ -121,7 +130,7 @@ def run_parallel(argv: list[str], tests: list[Any], options: Any, targets: list[
                     worker.alive = False
                     worker.process.join(5)
                     if worker.current is not None and view is not None:
-                        result = _lost(view, tests[worker.current], worker, worker.process.exitcode, options)
+                        result = _lost(view, tests[worker.current], worker, worker.process.exitcode, shared)
                         store.append(result.record)
                         reporter.report(result)
                         done += 1
@@ -133,12 +142,12 @@ def run_parallel(argv: list[str], tests: list[Any], options: Any, targets: list[
                 if kind == "fatal":
                     raise TargetUnavailable(f"worker {worker.number} (target {worker.target}): {payload[0]}")
                 if kind == "ready":
-                    ready = payload[0]
-                    if ready["tests"] != len(tests):
-                        raise TargetUnavailable(f"worker {worker.number} collected {ready['tests']} tests, the "
+                    collected, worker.provenance = payload
+                    if collected != len(tests):
+                        raise TargetUnavailable(f"worker {worker.number} collected {collected} tests, the "
                                                 f"parent {len(tests)}: the spec files changed while starting")
                     if view is None:
-                        view = _view(ready, options)
+                        view = _view(worker.provenance, options)
                         reporter.start(view, workers=len(targets))
                     dispatch(worker)
                 elif kind == "started":
@@ -176,10 +185,11 @@ def _context() -> Any:
     return multiprocessing.get_context("fork" if fork and threading.active_count() == 1 else "spawn")
 
 
-def _serve(connection: Any, argv: list[str], run_id: str, target: str, tests: list[Any] | None) -> None:
+def _serve(connection: Any, options: RunOptions, tests: list[Any] | None,
+           collect: Callable[[], list[Any]] | None) -> None:
     from harness.app.worker import serve
 
-    sys.exit(serve(connection, argv, run_id, target, tests))
+    sys.exit(serve(connection, options, tests, collect))
 
 
 def _send(worker: _Worker, message: tuple) -> None:
@@ -199,10 +209,10 @@ def _stop(worker: _Worker) -> None:
     worker.connection.close()
 
 
-def _view(ready: dict[str, Any], options: Any) -> _View:
-    info = TargetInfo(**ready["target"])
-    return _View(ready["run_id"], SimpleNamespace(info=info), SimpleNamespace(**ready["driver"]),
-                 expectations_for(options.expected, info.name, ready["driver"]["name"]), ready)
+def _view(provenance: RunProvenance, options: RunOptions) -> _View:
+    info = TargetInfo(**provenance.target)
+    return _View(provenance.run_id, SimpleNamespace(info=info), SimpleNamespace(**provenance.driver),
+                 expectations_for(options.expected, info.name, provenance.driver["name"]))
 
 
 def _result(payload: dict[str, Any], tests: list[Any]) -> TestResult:
@@ -214,17 +224,10 @@ def _result(payload: dict[str, Any], tests: list[Any]) -> TestResult:
                       json.loads(payload["record"]))
 
 
-def _lost(view: _View, test: Any, worker: _Worker, returncode: int, options: Any) -> TestResult:
-    """The record of a test whose worker died under it: an ``error``, with the worker's exit status."""
-    ready = view.ready
-    provenance = RunProvenance(run_id=view.run_id, target=ready["target"], driver=ready["driver"],
-                               failpoints=ready["failpoints"],
-                               extra={"expectations_file": ready["expectations"], "labels": dict(options.labels)})
+def _lost(view: _View, test: Any, worker: _Worker, returncode: int, options: RunOptions) -> TestResult:
+    """The result of a test whose worker died under it: an ``error`` with the worker's exit status, recorded
+    by the one record builder under the worker's own provenance, so it has every field a normal record has."""
+    assert worker.provenance is not None  # a worker gets a test only after its ``ready``
     message = f"worker {worker.number} (target {worker.target}) exited with status {returncode} during this test"
-    classification = view.expectations.classify(test.test_id, "error")
-    identity = dict(format=test.format, file=test.file, test_id=test.test_id,
-                    test=getattr(test, "description", getattr(test, "name", "")), line=getattr(test, "line", None))
-    rules = (options.rules or RuleIndex()).rules_for(test.test_id, identity["test"])
-    record = make_record(provenance, outcome="error", message=message, started_at=utc_now(), duration_s=0.0,
-                         expectation=classification.as_record(), rules=rules, **identity)
-    return TestResult(test.test_id, test.file, "error", message, 0.0, classification, record)
+    return result_of(test, Verdict(ERROR, message), worker.provenance, view.expectations, options.rules, utc_now(),
+                     0.0)

@@ -35,14 +35,19 @@ from typing import Any
 import pytest
 
 from harness.app.options import add_pytest_options, from_pytest_config
+from harness.core.expectations import UNEXPECTED_PASS
 from harness.core.model import SpecTest
 from harness.core.records import record_line
+from harness.core.verdicts import PASSED, SKIPPED
 from harness.formats.loaders import load_file
 from harness.formats.sources import SPEC_SUFFIXES
 
 _RUN_KEY = pytest.StashKey[Any]()
 _XDIST_RUN_ID = pytest.StashKey[str]()
 _TESTS_KEY = pytest.StashKey[list]()
+_PINS_KEY = pytest.StashKey[Any]()
+#: (test id, file) of every result the session produced, for the run's end-of-run notes (``--harness-strict``).
+_PRODUCED_KEY = pytest.StashKey[list]()
 
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -76,7 +81,11 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 
 class SpecFile(pytest.File):
     def collect(self):
-        for test in load_file(self.path):
+        from harness.formats.pins import PinIndex, pin_checked
+
+        if _PINS_KEY not in self.config.stash:
+            self.config.stash[_PINS_KEY] = PinIndex.load()
+        for test in pin_checked(load_file(self.path), self.config.stash[_PINS_KEY]):
             yield SpecItem.from_parent(self, name=test.description, test=test)
 
 
@@ -93,14 +102,15 @@ def report_to_pytest(result: Any, node: pytest.Item | None = None) -> None:
     """
     if node is not None:
         node.user_properties.append((RESULT_PROPERTY, record_line(result.record)))
+        node.config.stash.setdefault(_PRODUCED_KEY, []).append((result.test_id, result.file))
     kind = result.classification.kind
     if result.classification.expected:
-        if result.outcome == "passed":
+        if result.outcome == PASSED:
             return
-        if result.outcome == "skipped":
+        if result.outcome == SKIPPED:
             pytest.skip(result.message)
         pytest.xfail(f"{kind}: {result.classification.reason}")
-    if kind == "unexpected-pass":
+    if kind == UNEXPECTED_PASS:
         raise SpecFailure(f"unexpected pass: the expected-outcomes file says {result.classification.reason}")
     raise SpecFailure(f"{result.outcome}: {result.message}")
 
@@ -129,7 +139,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def _harness_run(config: pytest.Config) -> Any:
-    """The session's :class:`HarnessRun`, started on first use and stopped at session end."""
+    """The session's :class:`~harness.engine.run.HarnessRun`, started on first use and stopped at session end."""
     run = config.stash.get(_RUN_KEY, None)
     if run is None:
         from harness.app.compose import new_run
@@ -142,7 +152,13 @@ def _harness_run(config: pytest.Config) -> Any:
 
         if options_specs := config.getoption("specs"):
             options.provenance["spec_sources"] = provenance(options_specs)
-        note_schemas(options, config.stash.get(_TESTS_KEY, []), lambda text: print(text, file=sys.stderr))
+        from harness.app.compose import note_pins, note_plugin_problems
+
+        loaded = config.stash.get(_TESTS_KEY, [])
+        note_schemas(options, loaded, lambda text: print(text, file=sys.stderr))
+        note_pins(options, loaded, lambda text: print(text, file=sys.stderr))
+        note_plugin_problems(options)
+        options.notes.loaded = [test.test_id for test in loaded]
         workerinput = getattr(config, "workerinput", None)  # a pytest-xdist worker
         if workerinput is not None:
             options.run_id = workerinput.get("harness_run_id")
@@ -168,6 +184,30 @@ def pytest_configure_node(node: Any) -> None:
     run_id = node.config.stash.get(_XDIST_RUN_ID, None) or new_run_id()
     node.config.stash[_XDIST_RUN_ID] = run_id
     node.workerinput["harness_run_id"] = run_id
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """The run's notes at the end, as ``harness run`` says them; under ``--harness-strict`` the ones that fail the
+    run make the session fail (exit 1). Each pinned file's tests are counted as pytest selected them (``-k``)."""
+    run = session.config.stash.get(_RUN_KEY, None)
+    if run is None or getattr(session.config, "workerinput", None) is not None:
+        return  # a pytest-xdist worker ran a share of the tests: its notes would judge the share (docs/pins.md)
+    notes = run.options.notes
+    produced = session.config.stash.get(_PRODUCED_KEY, [])
+    selected = [item.test.file for item in session.items if isinstance(item, SpecItem)]
+    notes.pinned = {file: selected.count(file) for file in notes.pinned if file in selected}
+    notes.loaded = [*(notes.loaded or []), *(test_id for test_id, _ in produced)]
+    closing = notes.close(run.expectations, produced)
+    failing = notes.failures()
+    say = getattr(session.config.pluginmanager.get_plugin("terminalreporter"), "write_line",
+                  lambda text: print(text, file=sys.stderr))
+    for note in closing:
+        if note not in failing:
+            say(f"harness: note: {note.words}")
+    for note in failing:
+        say(f"harness: STRICT: {note.words}")
+    if failing and session.exitstatus == 0:
+        session.exitstatus = 1
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -15,8 +15,11 @@ import time
 from collections import Counter, defaultdict
 from typing import Any, TextIO
 
-OUTCOMES = ("passed", "failed", "error", "skipped")
-_LABEL = {"passed": "PASS", "failed": "FAIL", "error": "ERROR", "skipped": "SKIP"}
+from harness.core.expectations import UNEXPECTED_PASS
+from harness.core.run_notes import RunNotes
+from harness.core.verdicts import ERROR, FAILED, OUTCOMES, PASSED, SKIPPED
+
+_LABEL = {PASSED: "PASS", FAILED: "FAIL", ERROR: "ERROR", SKIPPED: "SKIP"}
 
 
 #: How many of the slowest tests the summary names.
@@ -25,8 +28,10 @@ SLOWEST = 5
 
 class ConsoleReporter:
     def __init__(self, total: int, quiet: bool = False, stream: TextIO | None = None,
-                 live: bool | None = None) -> None:
+                 live: bool | None = None, notes: RunNotes | None = None) -> None:
         self.total = total
+        #: The run's notes: said at the end, and under ``--strict`` the ones that fail it.
+        self.notes = notes or RunNotes()
         self.quiet = quiet
         self.stream = stream or sys.stdout
         self.results: list[Any] = []
@@ -92,20 +97,32 @@ class ConsoleReporter:
     def _report(self, result: Any) -> None:
         self.results.append(result)
         n = len(self.results)
-        known = "" if result.classification.expected or result.outcome == "passed" else "  [UNEXPECTED]"
-        if result.classification.kind.startswith("known"):
+        known = "" if result.classification.expected or result.outcome == PASSED else "  [UNEXPECTED]"
+        if result.classification.known:
             known = "  [known]"
-        if result.classification.kind == "unexpected-pass":
+        if result.classification.kind == UNEXPECTED_PASS:
             known = "  [UNEXPECTED PASS]"
+        if result.classification.recommendation_not_followed:
+            known = "  [SHOULD not followed]"
         show_line = not self.quiet or not result.classification.expected
         if show_line:
             self._print(f"[{n:>3}/{self.total}] {_LABEL[result.outcome]:<5} {result.test_id} "
                         f"({result.duration_s:.2f}s){known}")
-        if result.outcome in ("failed", "error") and (not self.quiet or not result.classification.expected):
+        if result.outcome in (FAILED, ERROR) and (not self.quiet or not result.classification.expected):
             for line in result.message.splitlines():
                 self._print(f"        {line}")
-        elif result.outcome == "skipped" and not self.quiet:
+        elif result.outcome == SKIPPED and not self.quiet:
             self._print(f"        skipped: {result.message}")
+
+    def _recommendations(self) -> None:
+        """The SHOULD-level findings: counted on their own line, each with its rule ids; they never fail the run
+        (a check stricter than the spec's MUST would be a false alarm), not even under ``--strict``."""
+        not_followed = [r for r in self.results if r.classification.recommendation_not_followed]
+        if not not_followed:
+            return
+        self._print(f"{len(not_followed)} SHOULD-level recommendations not followed")
+        for result in not_followed:
+            self._print(f"  SHOULD not followed: {result.test_id} ({result.classification.reason})")
 
     def finish(self) -> int:
         self._stop.set()
@@ -123,18 +140,25 @@ class ConsoleReporter:
             self._print(f"{file.ljust(width)}  " + "  ".join(f"{counts[o]:>7}" for o in OUTCOMES))
         self._print(f"{'total'.ljust(width)}  " + "  ".join(f"{totals[o]:>7}" for o in OUTCOMES))
         unexpected = [r for r in self.results if not r.classification.expected]
-        known = sum(1 for r in self.results if r.classification.kind.startswith("known"))
+        known = sum(1 for r in self.results if r.classification.known)
         self._print()
-        self._print(f"{len(self.results)} tests: {totals['passed']} passed, {totals['failed']} failed, "
-                    f"{totals['error']} errors, {totals['skipped']} skipped; {known} known deviation(s), "
+        self._print(f"{len(self.results)} tests: {totals[PASSED]} passed, {totals[FAILED]} failed, "
+                    f"{totals[ERROR]} errors, {totals[SKIPPED]} skipped; {known} known deviation(s), "
                     f"{len(unexpected)} unexpected")
         for result in unexpected:
             self._print(f"  UNEXPECTED {result.classification.kind}: {result.test_id}"
                         + (f" ({result.classification.reason})" if result.classification.reason else ""))
+        self._recommendations()
         slowest = sorted(self.results, key=lambda r: -r.duration_s)[:SLOWEST]
         if slowest:
             self._print("slowest: " + ", ".join(f"{r.test_id} ({r.duration_s:.2f}s)" for r in slowest))
-        stale = self.expectations.unmatched([r.test_id for r in self.results]) if self.expectations else []
-        for entry in stale:
-            self._print(f"  note: expected-outcomes entry matched no test in this run: {entry.pattern!r}")
-        return 1 if unexpected else 0
+        closing = self.notes.close(self.expectations, [(r.test_id, r.file) for r in self.results])
+        failing = self.notes.failures()
+        for note in closing:
+            if note not in failing:
+                self._print(f"  note: {note.words}")
+        for note in failing:
+            self._print(f"  STRICT: {note.words}")
+        if failing:
+            self._print(f"--strict: {len(failing)} note(s) fail this run")
+        return 1 if unexpected or failing else 0

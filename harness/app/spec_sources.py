@@ -14,7 +14,12 @@
     a checkout of the specifications repository (or a fork, or a local
     clone) at ``COMMIT``; ``PATH`` inside it defaults to
     ``source/change-streams/tests``, which holds ``unified/`` (and, at older
-    commits, ``legacy/``: see the README for which commits have it).
+    commits, ``legacy/``: see the README for which commits have it);
+``project:PATH``
+    the harness's own data as installed (the repository's ``specs/`` folder,
+    found through :mod:`harness.core.project_data`), e.g.
+    ``project:scenarios/supplementary``: the same files from a wheel as from a
+    checkout, nothing to fetch.
 
 A fetched source is kept in ``$HARNESS_CACHE_DIR/sources/<name>/`` with an
 ``origin.json`` (the source, where it was downloaded from, its SHA-256 or
@@ -38,6 +43,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from harness.core.project_data import DATA_FOLDERS, project_data
 from harness.formats.cache import cache_dir
 
 ORIGIN_FILE = "origin.json"
@@ -47,6 +53,7 @@ DEFAULT_GIT_PATH = "source/change-streams/tests"
 
 _PYPI = re.compile(r"^pypi:(?P<project>[A-Za-z0-9_.-]+)==(?P<version>[A-Za-z0-9_.+-]+)(?:#(?P<part>[a-z-]+))?$")
 _GIT = re.compile(r"^git:(?P<url>.+)@(?P<commit>[0-9a-fA-F]{7,40})(?:#(?P<path>.+))?$")
+_PROJECT = re.compile(r"^project:(?P<path>[A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.-]+)*)/?$")
 
 
 class SpecSourceError(Exception):
@@ -60,12 +67,14 @@ class Resolved:
 
 
 def is_source(text: str) -> bool:
-    return bool(_PYPI.match(text) or _GIT.match(text))
+    return bool(_PYPI.match(text) or _GIT.match(text) or _PROJECT.match(text))
 
 
 def resolve(text: str, *, fetch: bool = True) -> Resolved:
     """The local path a ``--specs`` value names, fetching it first if it is a source not yet cached."""
-    pypi, git = _PYPI.match(text), _GIT.match(text)
+    pypi, git, project = _PYPI.match(text), _GIT.match(text), _PROJECT.match(text)
+    if project:
+        return _project_data(text, project["path"].split("/"))
     if pypi:
         part = pypi["part"] or ""
         if part not in PYPI_PARTS:
@@ -91,6 +100,17 @@ def resolve(text: str, *, fetch: bool = True) -> Resolved:
         raise SpecSourceError(f"{text}: fetched, but it has no {folder.relative_to(root)}")
     origin = json.loads((root / ORIGIN_FILE).read_text(encoding="utf-8"))
     return Resolved(folder, {**origin, "source": text, "path": str(folder)})
+
+
+def _project_data(text: str, parts: list[str]) -> Resolved:
+    """``project:PATH``: a file or folder of the installed project data; it never leaves that folder."""
+    if ".." in parts:
+        raise SpecSourceError(f"{text}: a project: path stays inside the project's data (no '..')")
+    path = project_data(*parts)
+    if not path.exists():
+        raise SpecSourceError(f"{text}: the harness's data has no {'/'.join(parts)} (its folders: "
+                              f"{', '.join(DATA_FOLDERS)}; e.g. project:scenarios/supplementary)")
+    return Resolved(path, {"source": text, "kind": "project", "path": str(path)})
 
 
 def provenance(paths: list[Any]) -> list[dict[str, Any]]:

@@ -3,40 +3,38 @@
 Workers are forked from the parent once it has loaded the plug-ins and
 collected the tests, so a worker starts with both in memory and only has to
 start its target. Where ``fork`` is not available the worker is spawned and
-collects the tests itself from the parent's own ``harness run`` arguments;
+collects the tests again with the front end's ``collect`` (or is sent them);
 an index names the same test on both sides either way (the test id travels
-back and the parent checks it). Messages, over a pipe:
+back and the parent checks it). The worker gets the run's options as the
+front end built them (any front end: nothing is re-parsed), with its own
+target. Messages, over a pipe:
 
     parent -> worker:  ("run", index)   ("stop",)
-    worker -> parent:  ("ready", facts)  ("started", index)  ("result", payload)  ("fatal", why)
+    worker -> parent:  ("ready", tests, provenance)  ("started", index)  ("result", payload)  ("fatal", why)
 
 The worker writes no results file: the parent does, one record per test.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 
-def serve(connection: Any, argv: list[str], run_id: str, target: str, tests: list[Any] | None) -> int:
+def serve(connection: Any, options: Any, tests: list[Any] | None, collect: Callable[[], list[Any]] | None) -> int:
+    """Run tests by index on a run of ``options`` (a :class:`~harness.engine.run.RunOptions`) until told to stop."""
     from harness.app import compose
-    from harness.app.cli import build_parser
     from harness.core.expectations import ExpectationsError
     from harness.core.ports import TargetUnavailable
     from harness.core.records import record_line
 
-    args = build_parser("run").parse_args(argv)
-    options = compose.prepare(args)
-    tests = tests if tests is not None else compose.select(args)
-    compose.note_schemas(options, tests)
-    options.target, options.results, options.run_id = target, None, run_id
     try:
+        if tests is None:
+            assert collect is not None  # the parent sends the tests when it has no way to collect them
+            tests = collect()
         with compose.new_run(options) as run:
             assert run.provenance is not None
-            connection.send(("ready", {"run_id": run.run_id, "target": run.target.info.as_record(),
-                                       "driver": {"name": run.driver.name, "version": run.driver.version},
-                                       "failpoints": run.provenance.failpoints, "tests": len(tests),
-                                       "expectations": run.expectations.source}))
+            connection.send(("ready", len(tests), run.provenance))
             while True:
                 command = connection.recv()
                 if command[0] != "run":

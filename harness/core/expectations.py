@@ -12,15 +12,34 @@ A result is then *expected* (it matches the file: a pass not listed, or a
 listed test with its listed outcome) or *unexpected*: an unexpected failure,
 or an unexpected pass, which is news too (the entry is stale). A run fails
 only on the unexpected.
+
+One failure is neither: an unlisted test that checks only SHOULD-level rules
+(:meth:`harness.core.rules.RuleIndex.should_only`) and failed is a
+*recommendation not followed*. Its outcome stays ``failed`` (what was
+observed), but a check stricter than the spec's MUST must not fail a run, so
+it is expected, and the summary counts it on its own.
 """
 
 from __future__ import annotations
 
 import fnmatch
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-OUTCOMES = ("failed", "error", "skipped")
+from harness.core.verdicts import FAILED, OUTCOMES, PASSED, SKIPPED
+
+#: The outcomes an entry may name: every outcome but a pass (a pass is what an unlisted test is expected to do).
+KNOWN_OUTCOMES = tuple(outcome for outcome in OUTCOMES if outcome != PASSED)
+
+#: A classification's ``kind``: ``pass`` and ``skip`` (unlisted, as expected), ``known-<word>`` (listed, as
+#: listed), ``unexpected-<word>`` (unlisted and failing, or listed with another outcome) and ``unexpected-pass``.
+PASS, SKIP, UNEXPECTED_PASS = "pass", "skip", "unexpected-pass"
+KNOWN, UNEXPECTED = "known-", "unexpected-"
+#: An unlisted failure of a test that checks only SHOULD-level rules: a finding that does not fail the run.
+RECOMMENDATION_NOT_FOLLOWED = "recommendation-not-followed"
+#: How a kind names a failing or skipped outcome where not by the outcome's own name.
+_KIND_WORD = {FAILED: "failure"}
 
 
 class ExpectationsError(Exception):
@@ -37,8 +56,18 @@ class KnownOutcome:
 @dataclass(frozen=True)
 class Classification:
     expected: bool
-    kind: str  # "pass" | "known-failure" | "unexpected-failure" | "unexpected-pass" | "skip" | ...
+    kind: str  # PASS, SKIP, UNEXPECTED_PASS, RECOMMENDATION_NOT_FOLLOWED, or KNOWN / UNEXPECTED and an outcome's word
     reason: str = ""
+
+    @property
+    def known(self) -> bool:
+        """A listed test that did what its entry says (a known deviation)."""
+        return self.kind.startswith(KNOWN)
+
+    @property
+    def recommendation_not_followed(self) -> bool:
+        """An unlisted failure of a test that checks only SHOULD-level rules (the reason names them)."""
+        return self.kind == RECOMMENDATION_NOT_FOLLOWED
 
     def as_record(self) -> dict[str, Any]:
         return {"expected": self.expected, "kind": self.kind, "reason": self.reason}
@@ -71,9 +100,10 @@ class Expectations:
         for index, entry in enumerate(entries):
             if not isinstance(entry, dict) or not isinstance(entry.get("test"), str):
                 raise ExpectationsError(f"{source}: known[{index}] needs a 'test' string")
-            outcome = entry.get("outcome", "failed")
-            if outcome not in OUTCOMES:
-                raise ExpectationsError(f"{source}: known[{index}] ({entry['test']}): outcome must be one of {OUTCOMES}")
+            outcome = entry.get("outcome", FAILED)
+            if outcome not in KNOWN_OUTCOMES:
+                raise ExpectationsError(
+                    f"{source}: known[{index}] ({entry['test']}): outcome must be one of {KNOWN_OUTCOMES}")
             reason = entry.get("reason")
             if not isinstance(reason, str) or not reason.strip():
                 raise ExpectationsError(f"{source}: known[{index}] ({entry['test']}): a one-line 'reason' is required")
@@ -91,14 +121,18 @@ class Expectations:
                 return entry
         return None
 
-    def classify(self, test_id: str, outcome: str) -> Classification:
+    def classify(self, test_id: str, outcome: str, should_only: Sequence[str] = ()) -> Classification:
+        """``should_only``: the SHOULD-level rules of a test that checks nothing stricter (empty: it checks a MUST,
+        or nothing known); an unlisted failure of such a test is a recommendation not followed."""
         entry = self.lookup(test_id)
         if entry is None:
-            if outcome in ("passed", "skipped"):
-                return Classification(True, "pass" if outcome == "passed" else "skip")
-            return Classification(False, f"unexpected-{'failure' if outcome == 'failed' else 'error'}")
+            if outcome in (PASSED, SKIPPED):
+                return Classification(True, PASS if outcome == PASSED else SKIP)
+            if outcome == FAILED and should_only:
+                return Classification(True, RECOMMENDATION_NOT_FOLLOWED,
+                                      "checks only SHOULD-level rules: " + ", ".join(should_only))
+            return Classification(False, UNEXPECTED + _KIND_WORD.get(outcome, outcome))
         if outcome == entry.outcome:
-            return Classification(True, f"known-{'failure' if outcome == 'failed' else outcome}", entry.reason)
-        if outcome == "passed":
-            return Classification(False, "unexpected-pass", f"listed as {entry.outcome}: {entry.reason}")
-        return Classification(False, f"unexpected-{outcome}", f"listed as {entry.outcome}: {entry.reason}")
+            return Classification(True, KNOWN + _KIND_WORD.get(outcome, outcome), entry.reason)
+        kind = UNEXPECTED_PASS if outcome == PASSED else UNEXPECTED + _KIND_WORD.get(outcome, outcome)
+        return Classification(False, kind, f"listed as {entry.outcome}: {entry.reason}")

@@ -18,6 +18,8 @@ import re
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 
+#: How strongly a rule's sentence asks: a requirement, or a recommendation.
+MUST, SHOULD = "MUST", "SHOULD"
 #: A rule id: ``CS-`` or ``SRV-`` and upper-case words joined by ``-``.
 RULE_ID = re.compile(r"^(?:CS|SRV)(?:-[A-Z0-9]+)+$")
 #: The leading ``ID[, ID...]:`` of a test description that names its rules.
@@ -75,9 +77,39 @@ class TestRules:
 
 @dataclass
 class RuleIndex:
-    """Which rules a test checks: its own leading ids plus every mapping entry that names it."""
+    """Which rules a test checks: its own leading ids plus every mapping entry that names it.
+
+    With the catalogues' ``levels`` and the scenarios' ``traced`` assertions it also says at what level a test
+    holds its rules (:meth:`should_only`); without them every rule counts as a MUST.
+    """
 
     entries: list[TestRules] = field(default_factory=list)
+    #: Each catalogued rule's level (``MUST``/``SHOULD``) by id: the level of a rule no trace says more about.
+    levels: dict[str, str] = field(default_factory=dict)
+    #: Per traced scenario (test id), the (rule, level) of each of its assertions, preconditions included (a test
+    #: fails on any of them). A trace can hold a rule with a MUST half and a SHOULD half (CS-KILL-RESUME) at the
+    #: level of the half it asserts, so for a traced rule the trace's levels replace the catalogue's.
+    traced: dict[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
+
+    def with_levels(self, levels: dict[str, str], traced: dict[str, tuple[tuple[str, str], ...]]) -> "RuleIndex":
+        """This index, knowing the catalogues' levels and the traces' (plain data: core reads no file)."""
+        return RuleIndex(list(self.entries), dict(levels), dict(traced))
+
+    def held_levels(self, test_id: str, description: str = "") -> list[tuple[str, str]]:
+        """Each (rule, level) a failure of the test may stand for: its trace's assertions, then the other rules it
+        checks at their catalogue level (a rule no catalogue has counts as a MUST)."""
+        asserted = list(self.traced.get(test_id, ()))
+        traced_rules = {rule for rule, _ in asserted}
+        return asserted + [(rule, self.levels.get(rule, MUST)) for rule in self.checks(test_id, description)
+                           if rule not in traced_rules]
+
+    def should_only(self, test_id: str, description: str = "") -> list[str]:
+        """The rules of a test that holds every rule it checks at SHOULD level, sorted; ``[]`` when it holds one as
+        a MUST, or checks nothing known (its failure is then an ordinary one)."""
+        held = self.held_levels(test_id, description)
+        if not held or any(level != SHOULD for _, level in held):
+            return []
+        return sorted({rule for rule, _ in held})
 
     def matching(self, test_id: str) -> list[TestRules]:
         return [entry for entry in self.entries if entry.applies_to(test_id)]

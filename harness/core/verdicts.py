@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 PASSED, FAILED, SKIPPED, ERROR = "passed", "failed", "skipped", "error"
+#: Every outcome, in the order tables show them (the console summary, the matrix, the reports' copy).
+OUTCOMES = (PASSED, FAILED, ERROR, SKIPPED)
 
 
 @dataclass

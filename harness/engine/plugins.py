@@ -18,11 +18,14 @@ from __future__ import annotations
 import importlib.metadata
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.core.model import SpecTest
 from harness.core.ports import DriverAdapter, FailPointBackend, Target, TargetUnavailable
 from harness.engine.operation_table import TEST_RUNNER_OPERATIONS, TestRunnerOperation
+
+if TYPE_CHECKING:
+    from harness.engine.run import HarnessRun, RunOptions
 
 ENTRY_POINT_GROUP = "changestream_harness.plugins"
 
@@ -60,14 +63,27 @@ class Suite:
     in_all: bool = True
 
 
+@dataclass(frozen=True)
+class FrontEnd:
+    """What the app hands a plug-in's command, which may not import the app (layers): its run, composed."""
+
+    #: The run options the command was given, read by the app's one options table (rows it did not take: defaults).
+    options: RunOptions
+    #: The composition root's ``new_run(options)``: a run with every plug-in and the project's rule mapping.
+    new_run: Callable[[RunOptions], HarnessRun]
+
+
 @dataclass
 class Command:
-    """A ``harness`` subcommand a plug-in brings (``harness campaign``)."""
+    """A ``harness`` subcommand a plug-in brings (``harness campaign``); ``run(args, front_end)`` is its exit status."""
 
     name: str
     help: str
     add_arguments: Callable[[Any], None]
-    run: Callable[[Any], int]
+    run: Callable[[Any, FrontEnd], int]
+    #: The rows of the app's run-options table the command takes (``driver``, ``target``...), declared on its
+    #: parser as ``harness run`` declares them.
+    run_options: tuple[str, ...] = ()
 
 
 @dataclass

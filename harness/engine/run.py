@@ -22,9 +22,11 @@ from typing import Any
 from harness.core.expectations import Classification, Expectations, ExpectationsError
 from harness.core.model import SpecTest
 from harness.core.ports import DriverAdapter, Target, TargetUnavailable
+from harness.core.project_data import project_data
 from harness.core.records import RunProvenance, make_record, new_run_id, utc_now
 from harness.core.rules import RuleIndex
-from harness.core.verdicts import Verdict
+from harness.core.run_notes import RunNotes
+from harness.core.verdicts import ERROR, Verdict
 from harness.engine.failpoints import FailPointManager
 from harness.engine.lifecycle import Case, run_case
 from harness.engine.plugins import FailPointSetup, Registry, load_plugins
@@ -32,8 +34,8 @@ from harness.engine.results_store import ResultsStore
 from harness.engine.spec_runner import RunSettings, SpecRunner
 from harness.formats.expectations_file import load_expectations
 
-#: Where the project's expected-outcome files live (``specs/expectations/<target name>.yml``).
-EXPECTATIONS_DIR = Path(__file__).resolve().parent.parent.parent / "specs" / "expectations"
+#: Where the project's expected-outcome files live (``specs/expectations/<target name>.yml``, as installed).
+EXPECTATIONS_DIR = project_data("expectations")
 
 
 @dataclass
@@ -53,8 +55,12 @@ class RunOptions:
     #: More facts for every record's provenance (which spec sources the run read).
     provenance: dict[str, Any] = field(default_factory=dict)
     #: Which rules each test checks, for the records' ``rules`` (the composition root loads the project's
-    #: mapping); None: only the ids a test names at the start of its description.
+    #: mapping); None: only the ids a test names at the start of its description. Its levels make an unlisted
+    #: failure of a test that checks only SHOULD-level rules a recommendation not followed (not a run failure).
     rules: RuleIndex | None = None
+    #: What the front end noticed besides verdicts (a stale expected-outcomes entry, a file without its schema,
+    #: an unpinned file...) and whether that fails the run (``--strict``); every record says ``strict``.
+    notes: RunNotes = field(default_factory=RunNotes)
 
 
 @dataclass
@@ -152,6 +158,7 @@ class HarnessRun:
             self.__exit__(None, None, None)
             raise
         extra: dict[str, Any] = {"expectations_file": self.expectations.source, "labels": dict(self.options.labels),
+                                 "strict": self.options.notes.strict,
                                  **self.options.provenance}
         if self.plugins.problems:
             extra["plugin_problems"] = list(self.plugins.problems)
@@ -207,26 +214,33 @@ class HarnessRun:
         try:
             case = open_case()
         except Exception as exc:  # noqa: BLE001 - a check that cannot even start is an error verdict
-            return Verdict("error", f"set-up: {type(exc).__name__}: {exc}")
+            return Verdict(ERROR, f"set-up: {type(exc).__name__}: {exc}")
         return run_case(case, self.cleanup, timeout)
 
     def run_test(self, test: SpecTest | Check) -> TestResult:
         assert self.provenance is not None
         started_at, start = utc_now(), time.perf_counter()
         verdict = self.verdict(test)
-        if isinstance(test, SpecTest):
-            identity = dict(format=test.format, file=test.file, test=test.description, test_id=test.test_id,
-                            line=test.line)
-        else:
-            identity = dict(format=test.format, file=test.file, test=test.name, test_id=test.test_id, line=None)
-        duration = time.perf_counter() - start
-        classification = self.expectations.classify(identity["test_id"], verdict.outcome)
-        rules = (self.options.rules or RuleIndex()).rules_for(identity["test_id"], identity["test"])
-        record = make_record(
-            self.provenance, outcome=verdict.outcome, message=verdict.message, started_at=started_at,
-            duration_s=duration, mismatches=verdict.mismatches, expectation=classification.as_record(),
-            details=verdict.details or None, rules=rules, **identity,
-        )
-        self.store.append(record)
-        return TestResult(identity["test_id"], identity["file"], verdict.outcome, verdict.message, duration,
-                          classification, record)
+        result = result_of(test, verdict, self.provenance, self.expectations, self.options.rules, started_at,
+                           time.perf_counter() - start)
+        self.store.append(result.record)
+        return result
+
+
+def result_of(test: SpecTest | Check, verdict: Verdict, provenance: RunProvenance, expectations: Expectations,
+              rules: RuleIndex | None, started_at: str, duration_s: float) -> TestResult:
+    """A test's verdict as its result and record: the one record builder.
+
+    :meth:`HarnessRun.run_test` uses it, and so does a parallel run for a test whose worker died under it
+    (:mod:`harness.app.parallel`), so both records have every field.
+    """
+    name, line = (test.description, test.line) if isinstance(test, SpecTest) else (test.name, None)
+    rules = rules or RuleIndex()
+    classification = expectations.classify(test.test_id, verdict.outcome, rules.should_only(test.test_id, name))
+    record = make_record(
+        provenance, format=test.format, file=test.file, test=name, test_id=test.test_id, line=line,
+        outcome=verdict.outcome, message=verdict.message, started_at=started_at, duration_s=duration_s,
+        mismatches=verdict.mismatches, expectation=classification.as_record(), details=verdict.details or None,
+        rules=rules.rules_for(test.test_id, name),
+    )
+    return TestResult(test.test_id, test.file, verdict.outcome, verdict.message, duration_s, classification, record)

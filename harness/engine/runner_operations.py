@@ -34,8 +34,7 @@ def _argument(operation: Operation, key: str) -> Any:
 
 def _driver_query(context: TestContext, operation: Operation, method: str, *args: Any) -> Any:
     """Ask the driver scope something only it knows (a session's state, a pool's size)."""
-    session = context.scope
-    answer = getattr(session, method, None)
+    answer = getattr(context.scope, method, None)
     if answer is None:
         raise DriverLacksFeature(f"{operation.label}: the driver adapter cannot answer {operation.name} "
                                  f"(it has no {method})")

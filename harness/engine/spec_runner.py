@@ -129,7 +129,7 @@ class SpecRunner:
         test = context.test
         self._prepare_data(context)
         context.current = "creating entities"
-        with context.lock:  # a session opened after a timeout's teardown would never be closed
+        with context.lock:  # a driver scope opened after a timeout's teardown would never be closed
             context.check_alive()
             fast = self.driver.fast_heartbeat_ms is not None and wants_fast_heartbeats(test)
             if fast:
@@ -201,8 +201,8 @@ class SpecRunner:
         """
         test = context.test
         comparator = comparator_for(test.comparator)
-        session = context.scope
-        assert session is not None
+        scope = context.scope
+        assert scope is not None
         context.current = f"{label} ({operation.name} on {operation.object})"
         try:
             result = self._execute(context, operation)
@@ -210,7 +210,7 @@ class SpecRunner:
             if test.expect_error is not None:
                 return exc.info
             if operation.expect_error is not None:
-                found = comparator.match_error(operation.expect_error, exc.info, f"{label}.expectError", session)
+                found = comparator.match_error(operation.expect_error, exc.info, f"{label}.expectError", scope)
                 if found:
                     raise TestFailure(_describe(f"{label}: {operation.name} raised the wrong error", found,
                                                 error=exc.info), found) from exc
@@ -226,9 +226,9 @@ class SpecRunner:
             raise TestFailure(f"{label}: {operation.name} was expected to raise an error matching "
                               f"{show(operation.expect_error)}, but returned {show(result)}")
         if operation.save_result_as_entity:
-            session.set_entity(operation.save_result_as_entity, result)
+            scope.set_entity(operation.save_result_as_entity, result)
         if operation.expect_result is not NOT_GIVEN and not operation.ignore_result_and_error:
-            found = comparator.match_result(operation.expect_result, result, label, session)
+            found = comparator.match_result(operation.expect_result, result, label, scope)
             if found:
                 raise TestFailure(_describe(f"{label}: {operation.name} result does not match", found), found)
         return None

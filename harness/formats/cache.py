@@ -7,6 +7,11 @@ those inputs (the file's bytes; the document and the schema's bytes) and of
 :data:`CACHE_FORMAT`. An edited file, another schema or another harness
 release is a different key, never a stale hit.
 
+Nothing hostile reaches it: a spec file is checked against
+:mod:`harness.formats.load_limits` (its size before it is read, then what
+it builds), the limits are part of a document's key, and only a document
+that loaded within them is stored; a refused file is refused again next time.
+
 Kept in ``$HARNESS_CACHE_DIR/specs`` (default ``~/.cache/cs-harness/specs``).
 ``HARNESS_NO_CACHE=1`` turns it off. An entry that cannot be read or written
 is a miss, never an error.

@@ -1,8 +1,9 @@
 """Spec files -> :class:`~harness.core.model.SpecTest` list, whatever their format.
 
-Each format registers a (recognise, load) pair in :data:`FORMAT_LOADERS`; the
+Each format has a (recognise, load) pair in :data:`FORMAT_LOADERS`; the
 first whose recogniser accepts the decoded document loads it. A file that
-cannot be read, or that no format recognises, becomes one ``error`` test
+cannot be read, that breaks a limit of :mod:`harness.formats.load_limits`
+(a hostile file), or that no format recognises, becomes one ``error`` test
 naming the file, so the rest of the run goes on.
 """
 
@@ -24,12 +25,6 @@ FORMAT_LOADERS: list[tuple[str, Recognise, Load]] = [
     ("legacy", legacy_loader.is_legacy_document, legacy_loader.load_legacy),
     ("unified", unified_loader.is_unified_document, unified_loader.load_unified),
 ]
-
-
-def register_format(name: str, recognise: Recognise, load: Load) -> None:
-    """Add a spec format (used by the unified loader, and open to plug-ins)."""
-    if all(existing != name for existing, _, _ in FORMAT_LOADERS):
-        FORMAT_LOADERS.append((name, recognise, load))
 
 
 def _file_error(path: Path, message: str) -> SpecTest:

@@ -16,10 +16,11 @@ from typing import Any
 
 import yaml
 
+from harness.core.project_data import project_data
 from harness.core.rules import RULE_ID, Rule, RuleIndex, TestRules
 
-#: The project's own coverage files.
-COVERAGE_DIR = Path(__file__).resolve().parents[2] / "specs" / "coverage"
+#: The project's own coverage files (``specs/coverage/``, as installed).
+COVERAGE_DIR = project_data("coverage")
 SPEC_CATALOGUE = COVERAGE_DIR / "change-streams-rules.yml"
 SERVER_CATALOGUE = COVERAGE_DIR / "server-rules.yml"
 TEST_MAPPING = COVERAGE_DIR / "test-rules.yml"

@@ -5,12 +5,16 @@ plain JSON and decoded with :mod:`bson.json_util`, exactly as a ``.json`` file
 is. The upstream YAML redefines anchors (legal YAML 1.2, rejected by PyYAML's
 composer), so the composer here lets a later anchor replace an earlier one.
 Test line numbers come from the YAML node marks, or from a scan of the JSON
-text for the test's description.
+text for the test's description. What a file may build is bounded by
+:mod:`harness.formats.load_limits`: the composer counts every node, and each
+alias as everything its anchor stands for, so a hostile file is refused
+before it is expanded.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,7 +23,8 @@ import yaml
 from bson import json_util
 from bson.json_util import JSONOptions, JSONMode
 
-from harness.formats import cache
+from harness.formats import cache, load_limits
+from harness.formats.load_limits import LoadBudget, LoadLimitExceeded
 
 SPEC_SUFFIXES = (".yml", ".yaml", ".json")
 
@@ -31,24 +36,78 @@ class SpecFileError(Exception):
     """A spec file that cannot be read or parsed; the message names the file and the line."""
 
 
-class _ComposerAllowingAnchorRedefinition(yaml.composer.Composer):
-    """PyYAML composer where a re-used anchor name simply rebinds, as YAML 1.2 allows."""
+# Looked up once: the composer below runs once per node, and these lookups were a measurable part of it.
+_compose_node: Any = yaml.composer.Composer.compose_node
+_ALIAS_EVENT = yaml.events.AliasEvent
+_SCALAR_NODE = yaml.ScalarNode
 
-    def compose_node(self, parent, index):  # noqa: ANN001 - PyYAML signature
-        if self.check_event(yaml.events.AliasEvent):
-            return super().compose_node(parent, index)
-        event = self.peek_event()
-        anchor = getattr(event, "anchor", None)
-        if anchor is not None:
-            self.anchors.pop(anchor, None)
-        return super().compose_node(parent, index)
+
+class _SpecComposer(yaml.composer.Composer):
+    """PyYAML's composer, with two changes: re-used anchors rebind, and what is built is counted.
+
+    A re-used anchor name simply rebinds, as YAML 1.2 allows (PyYAML refuses
+    it). Every node counts once into a :class:`LoadBudget`, and the depth is
+    checked before a node's children are composed, so deep nesting stops long
+    before Python's recursion limit. An alias counts the nodes, text and height
+    of the node its anchor names (:meth:`_expansion`), which is what expanding
+    it (as the Extended JSON decoding does) would build; the expansion itself is
+    never done here. One method does both, as it runs once per node.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.budget = LoadBudget()
+        self._depth = 0
+        self._expansions: dict[int, tuple[int, int, int]] = {}  # id(node) -> its (nodes, text, height)
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        event: Any = self.peek_event()  # type: ignore[attr-defined]  # the parser's, mixed in beside this class
+        if event.__class__ is _ALIAS_EVENT:
+            node = _compose_node(self, parent, index)
+            if node.end_mark is None:  # the anchor's node is still open: the alias is inside it
+                raise yaml.composer.ComposerError(None, None, f"found an alias (*{event.anchor}) inside its own "
+                                                  "anchor: a spec file cannot refer to itself",
+                                                  event.start_mark)  # type: ignore[arg-type]  # libyaml's Mark too
+            nodes, text, height = self._expansion(node)
+            self.budget.add_expansion(nodes, text, self._depth + height)
+            return node
+        if event.anchor is not None:
+            self.anchors.pop(event.anchor, None)
+        self._depth += 1
+        if self._depth > load_limits.MAX_DEPTH:
+            raise load_limits.too_deep()
+        node = _compose_node(self, parent, index)
+        self._depth -= 1
+        self.budget.add_node(len(node.value) if node.__class__ is _SCALAR_NODE else 0)
+        return node
+
+    def _expansion(self, node: yaml.Node) -> tuple[int, int, int]:
+        """Nodes, scalar text and height of ``node`` with its aliases expanded; each node worked out once.
+
+        The walk follows only the nodes composed under ``node``: an alias in
+        there was worked out when it was composed (an alias never points into
+        an open node, so there is no cycle), and the depth limit bounds the
+        recursion.
+        """
+        known = self._expansions.get(id(node))
+        if known is not None:
+            return known
+        if node.__class__ is _SCALAR_NODE:
+            total = (1, len(node.value), 1)
+        else:
+            children = [self._expansion(child) for item in node.value
+                        for child in (item if node.__class__ is yaml.MappingNode else (item,))]
+            total = (1 + sum(c[0] for c in children), sum(c[1] for c in children),
+                     1 + max((c[2] for c in children), default=0))
+        self._expansions[id(node)] = total
+        return total
 
 
 class _SpecYamlLoader(
     yaml.reader.Reader,
     yaml.scanner.Scanner,
     yaml.parser.Parser,
-    _ComposerAllowingAnchorRedefinition,
+    _SpecComposer,
     yaml.constructor.SafeConstructor,
     yaml.resolver.Resolver,
 ):
@@ -56,7 +115,7 @@ class _SpecYamlLoader(
         yaml.reader.Reader.__init__(self, stream)
         yaml.scanner.Scanner.__init__(self)
         yaml.parser.Parser.__init__(self)
-        _ComposerAllowingAnchorRedefinition.__init__(self)
+        _SpecComposer.__init__(self)
         yaml.constructor.SafeConstructor.__init__(self)
         yaml.resolver.Resolver.__init__(self)
 
@@ -64,7 +123,7 @@ class _SpecYamlLoader(
 _FastSpecYamlLoader: Any = None
 if getattr(yaml, "__with_libyaml__", False):
     class _FastSpecYamlLoader(  # type: ignore[no-redef]
-        _ComposerAllowingAnchorRedefinition,
+        _SpecComposer,
         yaml._yaml.CParser,
         yaml.constructor.SafeConstructor,
         yaml.resolver.Resolver,
@@ -78,7 +137,7 @@ if getattr(yaml, "__with_libyaml__", False):
 
         def __init__(self, stream: str) -> None:
             yaml._yaml.CParser.__init__(self, stream)
-            _ComposerAllowingAnchorRedefinition.__init__(self)
+            _SpecComposer.__init__(self)
             yaml.constructor.SafeConstructor.__init__(self)
             yaml.resolver.Resolver.__init__(self)
 
@@ -108,28 +167,57 @@ def decode_extended_json(value: Any) -> Any:
 def read_spec_file(path: Path) -> SpecDocument:
     """Read and decode one spec file; raise :class:`SpecFileError` naming file and line.
 
-    A file read before (the same bytes) comes from :mod:`harness.formats.cache`.
+    A file read before (the same bytes, under the same limits) comes from
+    :mod:`harness.formats.cache`; only a document that loaded within the limits
+    is stored there.
     """
+    budget = LoadBudget()
     try:
-        raw = path.read_bytes()
+        raw = _read_bounded(path)
         text = raw.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise SpecFileError(f"{path}: cannot read file: {exc}") from exc
-    entry = cache.key(path.suffix.encode(), raw)
+    except LoadLimitExceeded as exc:
+        raise SpecFileError(f"{path}: {exc}") from exc
+    entry = cache.key(path.suffix.encode(), load_limits.fingerprint(), raw)
     cached = cache.get("documents", entry)
     if cached is not cache.MISSING:
         data, lines = cached
         return SpecDocument(path, data, lines)
-    document = _read_json(path, text) if path.suffix == ".json" else _read_yaml(path, text)
+    try:
+        document = _read_json(path, text, budget) if path.suffix == ".json" else _read_yaml(path, text, budget)
+        budget.check_time()
+    except LoadLimitExceeded as exc:
+        raise SpecFileError(f"{path}: {exc}") from exc
     cache.put("documents", entry, (document.data, document.test_lines))
     return document
 
 
-def _read_json(path: Path, text: str) -> SpecDocument:
+def _read_bounded(path: Path) -> bytes:
+    """The file's bytes: refused by its size before any is read, and never read past the limit.
+
+    A file that grew since its size was taken, or a device, is read on only as far as the limit.
+    """
+    with path.open("rb") as handle:
+        size = os.fstat(handle.fileno()).st_size
+        if size > load_limits.MAX_FILE_BYTES:
+            raise load_limits.too_many_bytes(size)
+        raw = handle.read(size + 1)  # not read(limit): that would allocate the limit for every file
+        if len(raw) > size:
+            raw += handle.read(load_limits.MAX_FILE_BYTES + 1 - len(raw))
+    if len(raw) > load_limits.MAX_FILE_BYTES:
+        raise load_limits.too_many_bytes(None)
+    return raw
+
+
+def _read_json(path: Path, text: str, budget: LoadBudget) -> SpecDocument:
     try:
         data = json_util.loads(text, json_options=_JSON_OPTIONS)
+    except RecursionError as exc:  # Python's json recurses per level: far deeper than the limit
+        raise load_limits.too_deep() from exc
     except ValueError as exc:
         raise SpecFileError(f"{path}: invalid JSON: {exc}") from exc
+    load_limits.check_decoded(data, budget)
     return SpecDocument(path, data, _json_test_lines(text, data))
 
 
@@ -150,8 +238,10 @@ def _json_test_lines(text: str, data: Any) -> list[int | None]:
     return lines
 
 
-def _compose(loader_class: Any, text: str) -> tuple[Any, Any]:
+def _compose(loader_class: Any, text: str, budget: LoadBudget | None = None) -> tuple[Any, Any]:
     loader = loader_class(text)
+    if budget is not None:  # one budget for both loaders' attempts at a file
+        loader.budget = budget
     try:
         node = loader.get_single_node()
         return node, loader.construct_document(node) if node is not None else None
@@ -159,18 +249,19 @@ def _compose(loader_class: Any, text: str) -> tuple[Any, Any]:
         loader.dispose()
 
 
-def _read_yaml(path: Path, text: str) -> SpecDocument:
+def _read_yaml(path: Path, text: str, budget: LoadBudget) -> SpecDocument:
     try:
         try:
             if _FastSpecYamlLoader is None:
                 raise yaml.composer.ComposerError(None, None, "libyaml is not available")
-            node, data = _compose(_FastSpecYamlLoader, text)
+            node, data = _compose(_FastSpecYamlLoader, text, budget)
         except yaml.YAMLError:  # text libyaml reads differently: the reference loader decides
-            node, data = _compose(_SpecYamlLoader, text)
+            node, data = _compose(_SpecYamlLoader, text, budget.recount())
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark is not None else ""
         raise SpecFileError(f"{path}:{where}: invalid YAML: {exc}") from exc
+    budget.check_time()
     try:
         decoded = decode_extended_json(data)
     except (TypeError, ValueError) as exc:

@@ -10,8 +10,9 @@ The schema files are upstream material under a non-commercial licence and
 are not copied into this repository: they are looked up beside the spec
 files (any ``schema-<version>.json`` in an ancestor directory or its
 ``unified-format-selftests`` folder), in ``$HARNESS_UNIFIED_SCHEMA_DIR``,
-and in the team's shared checkout. Where none is found, only the version is
-checked.
+and, when the harness runs from a checkout, in the team's shared folder
+beside it (an installed wheel looks nowhere else). Where none is found, only
+the version is checked.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from typing import Any
 from bson import json_util
 from bson.json_util import JSONMode, JSONOptions
 
+from harness.core.project_data import checkout_root
 from harness.formats import cache
 
 #: The newest format version this runner implements; files of major 1 up to it are accepted.
@@ -34,7 +36,6 @@ RUNNER_SCHEMA_VERSION = (1, 28)
 _VERSION = re.compile(r"^\d+(\.\d+){0,2}$")
 _SCHEMA_NAME = re.compile(r"^schema-(\d+)\.(\d+)\.json$")
 _SCHEMA_FOLDER = "unified-format-selftests"
-_SHARED_SCHEMAS = Path(__file__).resolve().parents[2].parent / "shared" / "specs" / "upstream" / _SCHEMA_FOLDER
 _AS_JSON = JSONOptions(json_mode=JSONMode.RELAXED)
 
 
@@ -97,13 +98,19 @@ def find_schema(spec_file: Path, major: int) -> Path | None:
         folders.append(Path(override))
     for ancestor in Path(spec_file).resolve().parents:
         folders.extend((ancestor, ancestor / _SCHEMA_FOLDER, ancestor / "unified-test-format"))
-    if not override:  # an explicit folder replaces the one beside this repository
-        folders.append(_SHARED_SCHEMAS)
+    if not override and (shared := _shared_schemas()) is not None:  # an explicit folder replaces it
+        folders.append(shared)
     for folder in folders:
         found = _schemas_in(folder, major)
         if found:
             return found[-1]
     return None
+
+
+def _shared_schemas() -> Path | None:
+    """A checkout's convenience: the schemas in the team's shared spec folder beside it; None for a wheel."""
+    checkout = checkout_root()
+    return None if checkout is None else checkout.parent / "shared" / "specs" / "upstream" / _SCHEMA_FOLDER
 
 
 @lru_cache(maxsize=64)

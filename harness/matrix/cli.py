@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import harness
+from harness.core.project_data import checkout_root
 from harness.matrix.cells import expand
 from harness.matrix.definition import FIELDS, DefinitionError, MatrixDefinition, load_definition
 from harness.matrix.envs import EnvCache, EnvError, default_envs_dir
@@ -55,10 +55,10 @@ def _directory(path: Path, flag: str) -> Path:
 
 def project_dir() -> Path:
     """The harness's source tree, which every cell installs (editable)."""
-    root = Path(harness.__file__).resolve().parent.parent
-    if not (root / "pyproject.toml").is_file():
-        raise EnvError(f"harness matrix installs the harness from its source tree, and {root} is not one: "
-                       "run it from an editable install (pip install -e .)")
+    root = checkout_root()
+    if root is None:
+        raise EnvError("harness matrix installs the harness from its source tree, and this harness is an installed "
+                       "wheel: run it from a checkout's editable install (pip install -e .)")
     return root
 
 

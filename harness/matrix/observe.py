@@ -18,8 +18,8 @@ from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
-from harness.app.reporting import OUTCOMES
 from harness.core.records import RECORD_SCHEMA
+from harness.core.verdicts import OUTCOMES
 from harness.engine.results_store import read_records
 from harness.matrix.cells import Cell
 

@@ -4,7 +4,9 @@ A repeat is one ``harness run`` of the chosen suites (legacy and unified are
 ``--specs`` paths, prose is ``--suite prose``; together they are one run, so
 the target starts once), then the optional seeded ``harness campaign``, both
 appending to the repeat's results file and both labelled with the matrix, the
-cell and the repeat. The campaign runs on an on-disk SecantusDB of its own
+cell and the repeat. The run is ``--strict``, as certifications are: a stale expected-outcomes
+entry, a pinned test that produced no result, a file without its schema or a plug-in not installed
+exits 1 (docs/pins.md). The campaign runs on an on-disk SecantusDB of its own
 (``harness campaign`` has no ``--target``), so it is run only in cells whose
 target is SecantusDB: on a real server it would not test that server.
 
@@ -29,7 +31,7 @@ from harness.matrix.process import Finished
 RUN_SUITE = {(True, True): "all", (True, False): "spec", (False, True): "prose"}
 #: Exit status -> (the step finished and its records are results, what the status means).
 EXITS: dict[str, dict[int, tuple[bool, str]]] = {
-    "run": {0: (True, "every outcome expected"), 1: (True, "some outcome unexpected"),
+    "run": {0: (True, "every outcome expected"), 1: (True, "some outcome unexpected, or a --strict note"),
             2: (False, "the run could not start")},
     "campaign": {0: (True, "campaign passed"), 1: (True, "campaign found anomalies"),
                  2: (False, "the campaign could not start")},
@@ -53,7 +55,7 @@ def repeat_steps(definition: MatrixDefinition, cell: Cell, python: Path, results
              for arg in ("--specs", str(definition.specs[suite]))]
     suite = RUN_SUITE[(bool(specs), "prose" in definition.suites)]
     run = [*harness, "run", *specs, "--suite", suite, "--target", cell.target, "--results", str(results),
-           *_label_arguments(labels), "-q"]
+           *_label_arguments(labels), "-q", "--strict"]
     if definition.keyword:
         run += ["-k", definition.keyword]
     if definition.timeout:

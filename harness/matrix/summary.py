@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from harness.app.reporting import OUTCOMES
+from harness.core.verdicts import OUTCOMES
 from harness.matrix.manifest import DONE, FAILED, INTERRUPTED, PENDING, RUNNING
 from harness.matrix.observe import MISMATCH, OK, RECORDED, UNVERIFIED
 

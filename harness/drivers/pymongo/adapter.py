@@ -122,9 +122,6 @@ class PyMongoScope:
             raise UnsupportedOperation(f"entity {entity_id!r} already exists")
         self._entities[entity_id] = value
 
-    def has_entity(self, entity_id: str) -> bool:
-        return entity_id in self._entities
-
     def _client(self, spec: EntitySpec) -> MongoClient:
         unknown = set(spec.options) - _CLIENT_KEYS
         if unknown:

@@ -1,0 +1,94 @@
+"""What a run noticed besides its verdicts, and whether that fails it (``--strict``).
+
+Some findings are no test's verdict: an expected-outcomes entry that matched no test, pinned tests
+that produced no result, a unified file loaded without its JSON schema, a plug-in that could not be
+installed, a spec file no pin knows. A plain run says them (``note:``) and is judged by its verdicts
+alone. A strict run (``--strict``: what CI and certifications use) also fails, exit 1, on every kind
+:data:`NOTE_KINDS` marks, and says so with the same words. A file no pin knows never fails a run: a
+newer corpus is run and said to be unpinned (docs/pins.md).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+#: Every kind of note -> whether it fails a strict run.
+NOTE_KINDS: dict[str, bool] = {
+    "plugin-not-installed": True,
+    "no-schema": True,
+    #: an entry naming a file the run loaded, matching none of its tests
+    "stale-expectation": True,
+    #: tests of a pinned file that the run selected and that produced no result
+    "pinned-test-missing": True,
+    #: an entry for a test the run did not select (-k), or for a file it did not load (another suite, --specs)
+    "expectation-not-selected": False,
+    #: a spec file no pin knows, by content or by path (a newer corpus): run, its test count unchecked
+    "unpinned": False,
+    #: a spec file at a pinned path with other content (a newer corpus): run as unpinned
+    "pin-changed": False,
+}
+
+#: The words of an expected-outcomes entry that matched no test (a plain run's note, a strict run's failure).
+UNMATCHED_ENTRY = "expected-outcomes entry matched no test in this run: {pattern!r}"
+
+
+@dataclass(frozen=True)
+class Note:
+    kind: str
+    words: str
+
+    @property
+    def fails_strict(self) -> bool:
+        return NOTE_KINDS[self.kind]
+
+
+@dataclass
+class RunNotes:
+    """The run's notes; :meth:`close` adds the end-of-run ones once every result is in."""
+
+    strict: bool = False
+    notes: list[Note] = field(default_factory=list)
+    #: The test ids the run loaded, before ``-k`` narrowed them; None when not known (then every entry that
+    #: matched no result is stale).
+    loaded: list[str] | None = None
+    #: For each file whose pin matched: how many of its tests the run selected (each must produce a result).
+    pinned: dict[str, int] = field(default_factory=dict)
+    _closed: bool = field(default=False, init=False, repr=False)
+
+    def add(self, kind: str, words: str) -> None:
+        if kind not in NOTE_KINDS:
+            raise ValueError(f"unknown note kind {kind!r}; known: {', '.join(NOTE_KINDS)}")
+        self.notes.append(Note(kind, words))
+
+    def close(self, expectations: Any, produced: list[tuple[str, str]]) -> list[Note]:
+        """Add the end-of-run notes and return them. ``produced``: each result's (test id, file)."""
+        if self._closed:
+            return []
+        self._closed = True
+        start = len(self.notes)
+        ids = [test_id for test_id, _ in produced]
+        for entry in expectations.unmatched(ids) if expectations is not None else []:
+            kind = "stale-expectation" if self._is_stale(entry.pattern) else "expectation-not-selected"
+            self.add(kind, UNMATCHED_ENTRY.format(pattern=entry.pattern))
+        results = Counter(file for _, file in produced)
+        for file, selected in self.pinned.items():
+            if results[file] < selected:
+                self.add("pinned-test-missing", f"{file}: {selected - results[file]} of the {selected} pinned "
+                                                "test(s) the run selected produced no result")
+        return self.notes[start:]
+
+    def failures(self) -> list[Note]:
+        """The notes that fail this run: none unless it is strict."""
+        return [note for note in self.notes if note.fails_strict] if self.strict else []
+
+    def _is_stale(self, pattern: str) -> bool:
+        """Stale: no loaded test matches it, and it names a file the run loaded (its part before ``::``)."""
+        if self.loaded is None:
+            return True
+        if any(pattern == test_id or fnmatch.fnmatchcase(test_id, pattern) for test_id in self.loaded):
+            return False  # loaded, then not selected (-k)
+        file_part = pattern.split("::", 1)[0]
+        return any(fnmatch.fnmatchcase(test_id.split("::", 1)[0], file_part) for test_id in self.loaded)
