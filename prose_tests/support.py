@@ -4,7 +4,7 @@ A prose test is a plain function of a :class:`ProseContext`. It drives the
 driver under test only through the harness's driver port (entities and
 operations by their spec names), makes set-up writes through the harness's
 own admin client so they stay out of the observed events, arms fail points
-through the run's :class:`~harness.engine.failpoints.FailPointManager`, and
+through the run's :class:`~harness.engine.failpoint_manager.FailPointManager`, and
 says what it found by raising: :class:`~harness.core.errors.TestFailure` (the
 driver did not do what the README asks), :class:`~harness.core.errors.TestSkipped`
 (the test cannot apply to this target), anything else (the check could not be
@@ -116,7 +116,7 @@ class ProseContext(Case):
         self.collection_name = "prose_" + test.short_id.replace("-", "_")
         self.app_name = f"prose-{test.short_id}"[:40]
         self.shaping: Any = None  # the ReplyShapingOwner of the proxy in the driver's path (shaping checks)
-        self.proxy: Any = None  # the faults.shaping_route.TestProxy in the driver's path (shaping checks)
+        self.proxy: Any = None  # the faults.wire.shaping_route.TestProxy in the driver's path (shaping checks)
         #: The emulated replica set in the driver's path (replica-set checks): faults.wire.replica_set.EmulatedReplicaSet.
         self.replica_set: Any = None
         self._replica_set_route: Any = None
@@ -149,7 +149,7 @@ class ProseContext(Case):
 
     def _replica_set_uri(self) -> str:
         """The target presented as primary + two secondaries for this check (skipped where it cannot be)."""
-        from faults.shaping_route import replica_set_for_test
+        from faults.wire.shaping_route import replica_set_for_test
         from faults.wire.replica_set import ReplicaSetConfigError
 
         try:
@@ -169,9 +169,9 @@ class ProseContext(Case):
         A run with emulated fail points already has a proxy in the path, with
         its shaping owner; otherwise the check puts a proxy of its own in front
         of the target (fail points stay the target's own), owned and cleared
-        the same way, for the length of the check (:mod:`faults.shaping_route`).
+        the same way, for the length of the check (:mod:`faults.wire.shaping_route`).
         """
-        from faults.shaping_route import proxy_for_test
+        from faults.wire.shaping_route import proxy_for_test
 
         self.proxy = proxy_for_test(self.run.target, self.run.driver_uri)
         self.shaping = self.proxy.owner

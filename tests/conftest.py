@@ -6,13 +6,13 @@ repository (they are never copied into it).
 
 from __future__ import annotations
 
+from tests.paths import REPO
 from pathlib import Path
 
 import pytest
 
 from tests.spark_support import spark  # noqa: F401 - the report tests' shared SparkSession
 
-REPO = Path(__file__).resolve().parents[1]
 SHARED_SPECS = REPO.parent / "shared" / "specs"
 LEGACY_DIR = SHARED_SPECS / "upstream" / "legacy"
 UNIFIED_DIR = SHARED_SPECS / "upstream" / "unified"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from tests.paths import TESTS_DATA
 from pathlib import Path
 
 from harness.formats.loaders import load_file
@@ -23,7 +24,7 @@ def legacy_tests(tmp_path: Path, body: str, name: str = "selftest.yml"):
 
 
 #: The project's own unified files that exercise runner features (CSOT, log messages, withTransaction).
-UNIFIED_RUNNER_DATA = Path(__file__).resolve().parent / "data" / "unified-runner"
+UNIFIED_RUNNER_DATA = TESTS_DATA / "unified-runner"
 
 
 def runner_file_test(name: str, description: str):

@@ -8,6 +8,7 @@ this check is known to be able to fail.
 
 from __future__ import annotations
 
+from tests.paths import REPO
 import os
 import shutil
 import subprocess
@@ -16,7 +17,6 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
 PACKAGES = ("harness", "faults", "prose_tests", "reports")
 LINT_IMPORTS = shutil.which("lint-imports")
 needs_linter = pytest.mark.skipif(LINT_IMPORTS is None, reason="import-linter is not installed (pip install -e '.[test]')")
@@ -38,10 +38,10 @@ def test_import_contracts_hold() -> None:
 @needs_linter
 @pytest.mark.parametrize("module, back_edge, contract", [
     ("harness/formats/unified.py", "import harness.engine.lifecycle", "layers"),  # a loader reaching the engine
-    ("harness/engine/operation_table.py", "import faults.network_names", "layers"),  # the engine naming a plug-in
-    ("harness/targets/uris.py", "import harness.app.options", "layers"),  # a plug-in reaching the app
+    ("harness/engine/operation_table.py", "import faults.wire.shaping_owner", "layers"),  # the engine naming a plug-in
+    ("harness/targets/connection_strings.py", "import harness.app.options", "layers"),  # a plug-in reaching the app
     ("harness/core/ports.py", "import pymongo", "core"),
-    ("harness/formats/sources.py", "import pymongo", "formats"),
+    ("harness/formats/spec_reader.py", "import pymongo", "formats"),
     ("harness/engine/lifecycle.py", "import requests", "engine"),
     ("reports/read.py", "import harness.core.records", "reports"),
 ])
@@ -61,7 +61,7 @@ def test_loading_spec_files_imports_no_driver_and_no_runner() -> None:
     """What the contracts say statically, checked at run time: the loaders pull in no pymongo."""
     probe = ("import sys, harness.formats.loaders, harness.formats.unified; "
              "print(sorted(m for m in sys.modules if m.split('.')[0] == 'pymongo' "
-             "or m in ('harness.engine.spec_runner', 'harness.engine.run', 'harness.drivers.pymongo.apm', 'faults.failpoints')))")
+             "or m in ('harness.engine.spec_runner', 'harness.engine.run', 'harness.drivers.pymongo.apm', 'faults.failpoints.backends')))")
     result = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"

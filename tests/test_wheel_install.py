@@ -11,6 +11,7 @@ says the text was not compared. The pypi source is fetched into the shared cache
 
 from __future__ import annotations
 
+from tests.paths import REPO
 import json
 import os
 import subprocess
@@ -21,7 +22,6 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "specs"
 DATA_PACKAGE = "cs_harness_specs"
 UPSTREAM = "pypi:pymongo==4.20.0"

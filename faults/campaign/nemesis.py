@@ -1,6 +1,6 @@
 """Applying one :class:`~faults.campaign.schedule.Fault`, through the project's own machinery only.
 
-Fail points go through a :class:`~harness.engine.failpoints.FailPointManager`, scoped
+Fail points go through a :class:`~harness.engine.failpoint_manager.FailPointManager`, scoped
 with ``appName`` to the consumer's client so the writer and the harness never
 see them; network faults through :class:`~faults.network.NetworkFaults` on the
 consumer's proxy; restarts through :mod:`faults.campaign.restart`. Each fault
@@ -27,7 +27,7 @@ from faults.campaign.restart import restart_embedded
 from faults.campaign.schedule import (FAILPOINT_KINDS, NETWORK_KINDS, OUTAGE_KINDS, SURFACING_KINDS, Fault)
 from faults.network import NetworkFaults, Toxic
 from harness.core.constants import RESUMABLE_LABEL
-from harness.engine.failpoints import FailPointManager
+from harness.engine.failpoint_manager import FailPointManager
 
 
 

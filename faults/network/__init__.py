@@ -10,10 +10,23 @@
 See docs/network-faults.md for the scenario-file operations.
 """
 
-from faults.network.faults import NetworkFaults, NetworkFaultsLeftBehind, Proxy
-from faults.network.server import ToxiproxyServer, ToxiproxyUnavailable, find_binary
-from faults.network.toxics import TOXIC_ATTRIBUTES, NetworkFaultError, Toxic
-from faults.network.uri import proxied_uri, single_host
+from importlib import import_module
+from typing import Any
 
-__all__ = ["NetworkFaults", "NetworkFaultsLeftBehind", "Proxy", "ToxiproxyServer", "ToxiproxyUnavailable",
-           "find_binary", "TOXIC_ATTRIBUTES", "NetworkFaultError", "Toxic", "proxied_uri", "single_host"]
+#: Public names -> the module that defines them. Imported on first use (PEP 562), so that the plug-in and the
+#: scenario operations (:mod:`faults.network.ops`) can be imported by a run without network faults, and without
+#: the ``faults`` extra, without loading Toxiproxy's HTTP client.
+_EXPORTS = {
+    "NetworkFaults": "faults.network.faults", "NetworkFaultsLeftBehind": "faults.network.faults",
+    "Proxy": "faults.network.faults", "ToxiproxyServer": "faults.network.server",
+    "ToxiproxyUnavailable": "faults.network.server", "find_binary": "faults.network.server",
+    "TOXIC_ATTRIBUTES": "faults.network.toxics", "NetworkFaultError": "faults.network.toxics",
+    "Toxic": "faults.network.toxics", "proxied_uri": "faults.network.uri", "single_host": "faults.network.uri",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(_EXPORTS[name]), name)

@@ -87,7 +87,7 @@ def add_specs_arguments(specs: argparse.ArgumentParser) -> None:
 
 
 def command_specs(args: argparse.Namespace) -> int:
-    from harness.app.spec_pins import pin_source
+    from harness.app.pin_writer import pin_source
 
     actions = {"fetch": _fetch_source, "pin": pin_source}
     status = 0

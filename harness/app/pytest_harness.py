@@ -40,7 +40,7 @@ from harness.core.model import SpecTest
 from harness.core.records import record_line
 from harness.core.verdicts import PASSED, SKIPPED
 from harness.formats.loaders import load_file
-from harness.formats.sources import SPEC_SUFFIXES
+from harness.formats.spec_reader import SPEC_SUFFIXES
 
 _RUN_KEY = pytest.StashKey[Any]()
 _XDIST_RUN_ID = pytest.StashKey[str]()

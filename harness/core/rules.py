@@ -91,7 +91,7 @@ class RuleIndex:
     #: level of the half it asserts, so for a traced rule the trace's levels replace the catalogue's.
     traced: dict[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
 
-    def with_levels(self, levels: dict[str, str], traced: dict[str, tuple[tuple[str, str], ...]]) -> "RuleIndex":
+    def with_levels(self, levels: dict[str, str], traced: dict[str, tuple[tuple[str, str], ...]]) -> RuleIndex:
         """This index, knowing the catalogues' levels and the traces' (plain data: core reads no file)."""
         return RuleIndex(list(self.entries), dict(levels), dict(traced))
 

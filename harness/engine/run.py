@@ -27,7 +27,7 @@ from harness.core.records import RunProvenance, make_record, new_run_id, utc_now
 from harness.core.rules import RuleIndex
 from harness.core.run_notes import RunNotes
 from harness.core.verdicts import ERROR, Verdict
-from harness.engine.failpoints import FailPointManager
+from harness.engine.failpoint_manager import FailPointManager
 from harness.engine.lifecycle import Case, run_case
 from harness.engine.plugins import FailPointSetup, Registry, load_plugins
 from harness.engine.results_store import ResultsStore

@@ -22,7 +22,8 @@ from harness.core.matching import show
 from harness.core.matching.table import comparator_for
 from harness.core.model import Operation
 from harness.core.ports import DriverLacksFeature
-from harness.engine.operation_table import TestContext, test_runner_operation
+from harness.engine.operation_table import test_runner_operation
+from harness.engine.test_context import TestContext
 
 
 def _argument(operation: Operation, key: str) -> Any:

@@ -45,9 +45,10 @@ from harness.core.observations import DriverOperationError, ErrorInfo, NoChangeW
 from harness.core.ports import DriverAdapter, DriverLacksFeature, FailPointError, Target, UnsupportedOperation
 from harness.core.requirements import skip_reason
 from harness.core.verdicts import ERROR, SKIPPED, Verdict
-from harness.engine.failpoints import FailPointManager
+from harness.engine.failpoint_manager import FailPointManager
 from harness.formats.unified_operations import NESTED_OPERATIONS, TEST_RUNNER as FORMAT_RUNNER_OPERATIONS, any_arguments_of
-from harness.engine.operation_table import TEST_RUNNER_OPERATIONS, TestContext, test_runner_operation
+from harness.engine.operation_table import TEST_RUNNER_OPERATIONS, test_runner_operation
+from harness.engine.test_context import TestContext
 import harness.engine.runner_operations  # noqa: F401 - registers the unified format's test-runner operations
 import harness.engine.targeted_failpoint  # noqa: F401 - registers targetedFailPoint
 

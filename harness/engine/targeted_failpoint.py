@@ -5,7 +5,7 @@ must disable the fail point on that same mongos after the test. Where the run's
 clients talk to one server only, the pinned server is that one, and the point
 goes through the run's fail-point manager (native or emulated, as every other).
 Otherwise a client directly connected to the pinned address arms it, through a
-:class:`~harness.engine.failpoints.FailPointManager` of its own, which the
+:class:`~harness.engine.failpoint_manager.FailPointManager` of its own, which the
 test's teardown turns off before the client is closed. Only a sharded
 deployment pins sessions, so only ``--target uri=`` with mongoses reaches this.
 """
@@ -20,8 +20,9 @@ from pymongo.errors import PyMongoError
 from harness.core.errors import HarnessError
 from harness.core.model import Operation
 from harness.core.ports import DriverLacksFeature, FailPointError
-from harness.engine.failpoints import FailPointManager
-from harness.engine.operation_table import TestContext, test_runner_operation
+from harness.engine.failpoint_manager import FailPointManager
+from harness.engine.operation_table import test_runner_operation
+from harness.engine.test_context import TestContext
 
 
 class DirectServer:

@@ -16,7 +16,7 @@ from typing import Any
 from harness.core.model import SpecTest
 from harness.formats import legacy as legacy_loader
 from harness.formats import unified as unified_loader
-from harness.formats.sources import SpecFileError, discover_spec_files, read_spec_file
+from harness.formats.spec_reader import SpecFileError, discover_spec_files, read_spec_file
 
 Recognise = Callable[[Any], bool]
 Load = Callable[[str, Any, list], list[SpecTest]]

@@ -31,7 +31,7 @@ import yaml
 from harness.core.model import SpecTest
 from harness.core.project_data import project_data
 from harness.formats.loaders import load_file
-from harness.formats.sources import SPEC_SUFFIXES
+from harness.formats.spec_reader import SPEC_SUFFIXES
 
 PINNED, MISCOUNTED, CHANGED, UNPINNED = "pinned", "miscounted", "changed", "unpinned"
 #: The description of the error test a miscounted file gets (its test id is ``format/stem::<pin>``).

@@ -132,7 +132,7 @@ def _problem(schema_file: Path, document: Any) -> str | None:
 
     jsonschema-rs answers "valid?" about fifty times faster; the wording of an
     error always comes from jsonschema, so messages do not depend on which is
-    installed (tests/test_yaml_loaders.py checks the two agree on every
+    installed (tests/harness/formats/test_spec_reader.py checks the two agree on every
     upstream file).
     """
     fast = _fast_validator(schema_file)

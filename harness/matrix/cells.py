@@ -16,7 +16,7 @@ from itertools import product
 from typing import Any
 
 from harness.matrix.definition import VERSIONED_TARGETS, MatrixDefinition
-from harness.targets.uris import redact as redact_uri
+from harness.targets.connection_strings import redact as redact_uri
 
 #: Extras of the harness a target needs in the cell's environment.
 TARGET_EXTRAS = {"testcontainers": ("containers",)}

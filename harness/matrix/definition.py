@@ -25,7 +25,7 @@ from typing import Any
 
 import yaml
 
-from harness.targets.uris import redact as redact_uri
+from harness.targets.connection_strings import redact as redact_uri
 
 SUITES = ("legacy", "unified", "prose")
 SPEC_SUITES = ("legacy", "unified")
@@ -156,7 +156,7 @@ def _server(item: str, where: str) -> str:
     if name == "uri":
         if not argument.startswith(("mongodb://", "mongodb+srv://")):
             raise DefinitionError(f"{where}: uri= needs a mongodb:// or mongodb+srv:// connection string")
-        from harness.targets.uris import ConnectionStringError, validate
+        from harness.targets.connection_strings import ConnectionStringError, validate
 
         try:
             validate(argument)  # an SRV URI is checked without resolving it

@@ -17,13 +17,13 @@ from pymongo import MongoClient
 from pymongo.errors import OperationFailure, PyMongoError
 
 from harness.core.ports import TargetInfo, TargetUnavailable
-from harness.targets.base import Target
+from harness.targets.target_base import TargetBase
 
 REPLICA_SET = "rs0"
 _READY_TIMEOUT_S = 60.0
 
 
-class MongoContainerTarget(Target):
+class MongoContainerTarget(TargetBase):
     kind = "testcontainers"
 
     def __init__(self, image: str = "mongo:8.0", name: str | None = None) -> None:

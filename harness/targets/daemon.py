@@ -20,7 +20,7 @@ from pymongo import MongoClient
 from pymongo.errors import PyMongoError
 
 from harness.core.ports import TargetInfo, TargetUnavailable
-from harness.targets.base import Target, secantus_package
+from harness.targets.target_base import TargetBase, secantus_package
 
 _START_TIMEOUT_S = 30.0
 _STOP_TIMEOUT_S = 10.0
@@ -32,7 +32,7 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-class SecantusDaemon(Target):
+class SecantusDaemon(TargetBase):
     kind = "daemon"
 
     def __init__(self, name: str = "secantusdb", *, test_commands: bool = False,

@@ -15,10 +15,10 @@ import tempfile
 from typing import Any
 
 from harness.core.ports import TargetInfo, TargetUnavailable
-from harness.targets.base import Target, secantus_package, secantus_package_version
+from harness.targets.target_base import TargetBase, secantus_package, secantus_package_version
 
 
-class EmbeddedSecantus(Target):
+class EmbeddedSecantus(TargetBase):
     kind = "embedded"
 
     def __init__(self, name: str = "secantusdb", *, storage_path: str = ":memory:",

@@ -40,7 +40,7 @@ def _daemon(argument: str | None) -> Target:
 
 
 def _uri(argument: str | None) -> Target:
-    from harness.targets.uri import UriTarget
+    from harness.targets.uri_target import UriTarget
 
     if not argument:
         raise TargetUnavailable("--target uri=<connection string> needs a connection string")

@@ -26,7 +26,7 @@ from harness.drivers.pymongo.errors import DRIVER_EXCEPTIONS, error_info, raised
 from harness.drivers.pymongo.operations import OPERATIONS
 from harness.drivers.pymongo.timeouts import client_timeout, remember
 from harness.drivers.pymongo.spec_options import collection_options
-from harness.targets.uris import single_host_uri
+from harness.targets.connection_strings import single_host_uri
 
 #: Client entity options this adapter implements; any other is refused by name rather than
 #: ignored (ignoring, say, ``awaitMinPoolSizeMS`` would silently change what a test observes).

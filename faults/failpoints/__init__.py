@@ -1,0 +1,2 @@
+"""Fail points: the backends ``--failpoints`` chooses from (native, emulated at the wire, auto) and the plug-in
+that registers them, with reply shaping on the same wire proxy (:mod:`faults.wire.shaping_ops`)."""

@@ -1,0 +1,43 @@
+"""One spec test's context: the :class:`~harness.engine.lifecycle.Case` the spec runner runs, and what its
+test-runner operations (:mod:`harness.engine.operation_table`) see."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from harness.core.model import SpecTest
+from harness.engine.lifecycle import Case
+
+
+class TestContext(Case):
+    """One spec test as a :class:`~harness.engine.lifecycle.Case`, and what its test-runner operations see.
+
+    ``runner`` (the spec runner: ``target``, ``failpoints``, ``driver``), ``test``
+    (the model), and ``scope`` (the driver's entities, once created).
+    """
+
+    def __init__(self, runner: Any, test: SpecTest) -> None:
+        super().__init__()
+        self.runner = runner
+        self.test = test
+        self.scope: Any = None
+        #: What test-runner operations opened for this test alone (a direct client to a pinned mongos and
+        #: its fail points): each returns problems, called after the scope is closed.
+        self.closers: list[Callable[[], list[str]]] = []
+        #: ``targetedFailPoint``'s fail-point managers on servers the run's manager does not reach, by address.
+        self.direct_failpoints: dict[tuple[str, int], Any] = {}
+
+    def body(self) -> None:
+        self.runner.body(self)
+
+    def close(self) -> list[str]:
+        if self.scope is not None:
+            self.scope.close()
+        problems: list[str] = []
+        for closer in reversed(self.closers):
+            problems.extend(closer())
+        return problems
+
+
+TestContext.__test__ = False  # type: ignore[attr-defined]  # not a pytest test class, despite its name

@@ -1,0 +1,298 @@
+"""Reading spec files (``.yml`` or ``.json``) into Extended-JSON-decoded Python values.
+
+Both encodings end up as the same values: YAML is composed, converted to
+plain JSON and decoded with :mod:`bson.json_util`, exactly as a ``.json`` file
+is. The upstream YAML redefines anchors (legal YAML 1.2, rejected by PyYAML's
+composer), so the composer here lets a later anchor replace an earlier one.
+Test line numbers come from the YAML node marks, or from a scan of the JSON
+text for the test's description. What a file may build is bounded by
+:mod:`harness.formats.load_limits`: the composer counts every node, and each
+alias as everything its anchor stands for, so a hostile file is refused
+before it is expanded.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from bson import json_util
+from bson.json_util import JSONOptions, JSONMode
+
+from harness.formats import cache, load_limits
+from harness.formats.load_limits import LoadBudget, LoadLimitExceeded
+
+SPEC_SUFFIXES = (".yml", ".yaml", ".json")
+
+# Relaxed decoding keeps ints as ints and decodes $numberLong to Int64, as drivers do.
+_JSON_OPTIONS = JSONOptions(json_mode=JSONMode.RELAXED, tz_aware=False)
+
+
+class SpecFileError(Exception):
+    """A spec file that cannot be read or parsed; the message names the file and the line."""
+
+
+# Looked up once: the composer below runs once per node, and these lookups were a measurable part of it.
+_compose_node: Any = yaml.composer.Composer.compose_node
+_ALIAS_EVENT = yaml.events.AliasEvent
+_SCALAR_NODE = yaml.ScalarNode
+
+
+class _SpecComposer(yaml.composer.Composer):
+    """PyYAML's composer, with two changes: re-used anchors rebind, and what is built is counted.
+
+    A re-used anchor name simply rebinds, as YAML 1.2 allows (PyYAML refuses
+    it). Every node counts once into a :class:`LoadBudget`, and the depth is
+    checked before a node's children are composed, so deep nesting stops long
+    before Python's recursion limit. An alias counts the nodes, text and height
+    of the node its anchor names (:meth:`_expansion`), which is what expanding
+    it (as the Extended JSON decoding does) would build; the expansion itself is
+    never done here. One method does both, as it runs once per node.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.budget = LoadBudget()
+        self._depth = 0
+        self._expansions: dict[int, tuple[int, int, int]] = {}  # id(node) -> its (nodes, text, height)
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        event: Any = self.peek_event()  # type: ignore[attr-defined]  # the parser's, mixed in beside this class
+        if event.__class__ is _ALIAS_EVENT:
+            node = _compose_node(self, parent, index)
+            if node.end_mark is None:  # the anchor's node is still open: the alias is inside it
+                raise yaml.composer.ComposerError(None, None, f"found an alias (*{event.anchor}) inside its own "
+                                                  "anchor: a spec file cannot refer to itself",
+                                                  event.start_mark)  # type: ignore[arg-type]  # libyaml's Mark too
+            nodes, text, height = self._expansion(node)
+            self.budget.add_expansion(nodes, text, self._depth + height)
+            return node
+        if event.anchor is not None:
+            self.anchors.pop(event.anchor, None)
+        self._depth += 1
+        if self._depth > load_limits.MAX_DEPTH:
+            raise load_limits.too_deep()
+        node = _compose_node(self, parent, index)
+        self._depth -= 1
+        self.budget.add_node(len(node.value) if node.__class__ is _SCALAR_NODE else 0)
+        return node
+
+    def _expansion(self, node: yaml.Node) -> tuple[int, int, int]:
+        """Nodes, scalar text and height of ``node`` with its aliases expanded; each node worked out once.
+
+        The walk follows only the nodes composed under ``node``: an alias in
+        there was worked out when it was composed (an alias never points into
+        an open node, so there is no cycle), and the depth limit bounds the
+        recursion.
+        """
+        known = self._expansions.get(id(node))
+        if known is not None:
+            return known
+        if node.__class__ is _SCALAR_NODE:
+            total = (1, len(node.value), 1)
+        else:
+            children = [self._expansion(child) for item in node.value
+                        for child in (item if node.__class__ is yaml.MappingNode else (item,))]
+            total = (1 + sum(c[0] for c in children), sum(c[1] for c in children),
+                     1 + max((c[2] for c in children), default=0))
+        self._expansions[id(node)] = total
+        return total
+
+
+class _SpecYamlLoader(
+    yaml.reader.Reader,
+    yaml.scanner.Scanner,
+    yaml.parser.Parser,
+    _SpecComposer,
+    yaml.constructor.SafeConstructor,
+    yaml.resolver.Resolver,
+):
+    def __init__(self, stream: str) -> None:
+        yaml.reader.Reader.__init__(self, stream)
+        yaml.scanner.Scanner.__init__(self)
+        yaml.parser.Parser.__init__(self)
+        _SpecComposer.__init__(self)
+        yaml.constructor.SafeConstructor.__init__(self)
+        yaml.resolver.Resolver.__init__(self)
+
+
+_FastSpecYamlLoader: Any = None
+if getattr(yaml, "__with_libyaml__", False):
+    class _FastSpecYamlLoader(  # type: ignore[no-redef]
+        _SpecComposer,
+        yaml._yaml.CParser,
+        yaml.constructor.SafeConstructor,
+        yaml.resolver.Resolver,
+    ):
+        """libyaml's scanner and parser (about five times faster) under the same composer and constructor.
+
+        Where libyaml refuses a file (it scans a few flow mappings differently),
+        the pure-Python loader above reads it, so both give the same models on
+        every upstream file (tests/harness/formats/test_spec_reader.py compares them).
+        """
+
+        def __init__(self, stream: str) -> None:
+            yaml._yaml.CParser.__init__(self, stream)
+            _SpecComposer.__init__(self)
+            yaml.constructor.SafeConstructor.__init__(self)
+            yaml.resolver.Resolver.__init__(self)
+
+
+# Timestamps stay strings: spec files mean them as text, and JSON has no date type.
+for _loader in filter(None, (_SpecYamlLoader, _FastSpecYamlLoader)):
+    _loader.yaml_implicit_resolvers = {
+        key: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+        for key, resolvers in yaml.resolver.Resolver.yaml_implicit_resolvers.items()
+    }
+
+
+@dataclass
+class SpecDocument:
+    """A decoded spec file and the line each test starts on (1-based, when known)."""
+
+    path: Path
+    data: Any
+    test_lines: list[int | None] = field(default_factory=list)
+
+
+def decode_extended_json(value: Any) -> Any:
+    """Turn plain JSON-shaped data into BSON-typed values (``$oid``, ``$numberLong``...)."""
+    return json_util.loads(json.dumps(value), json_options=_JSON_OPTIONS)
+
+
+def read_spec_file(path: Path) -> SpecDocument:
+    """Read and decode one spec file; raise :class:`SpecFileError` naming file and line.
+
+    A file read before (the same bytes, under the same limits) comes from
+    :mod:`harness.formats.cache`; only a document that loaded within the limits
+    is stored there.
+    """
+    budget = LoadBudget()
+    try:
+        raw = _read_bounded(path)
+        text = raw.decode("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SpecFileError(f"{path}: cannot read file: {exc}") from exc
+    except LoadLimitExceeded as exc:
+        raise SpecFileError(f"{path}: {exc}") from exc
+    entry = cache.key(path.suffix.encode(), load_limits.fingerprint(), raw)
+    cached = cache.get("documents", entry)
+    if cached is not cache.MISSING:
+        data, lines = cached
+        return SpecDocument(path, data, lines)
+    try:
+        document = _read_json(path, text, budget) if path.suffix == ".json" else _read_yaml(path, text, budget)
+        budget.check_time()
+    except LoadLimitExceeded as exc:
+        raise SpecFileError(f"{path}: {exc}") from exc
+    cache.put("documents", entry, (document.data, document.test_lines))
+    return document
+
+
+def _read_bounded(path: Path) -> bytes:
+    """The file's bytes: refused by its size before any is read, and never read past the limit.
+
+    A file that grew since its size was taken, or a device, is read on only as far as the limit.
+    """
+    with path.open("rb") as handle:
+        size = os.fstat(handle.fileno()).st_size
+        if size > load_limits.MAX_FILE_BYTES:
+            raise load_limits.too_many_bytes(size)
+        raw = handle.read(size + 1)  # not read(limit): that would allocate the limit for every file
+        if len(raw) > size:
+            raw += handle.read(load_limits.MAX_FILE_BYTES + 1 - len(raw))
+    if len(raw) > load_limits.MAX_FILE_BYTES:
+        raise load_limits.too_many_bytes(None)
+    return raw
+
+
+def _read_json(path: Path, text: str, budget: LoadBudget) -> SpecDocument:
+    try:
+        data = json_util.loads(text, json_options=_JSON_OPTIONS)
+    except RecursionError as exc:  # Python's json recurses per level: far deeper than the limit
+        raise load_limits.too_deep() from exc
+    except ValueError as exc:
+        raise SpecFileError(f"{path}: invalid JSON: {exc}") from exc
+    load_limits.check_decoded(data, budget)
+    return SpecDocument(path, data, _json_test_lines(text, data))
+
+
+def _json_test_lines(text: str, data: Any) -> list[int | None]:
+    tests = data.get("tests") if isinstance(data, dict) else None
+    if not isinstance(tests, list):
+        return []
+    lines: list[int | None] = []
+    cursor = 0
+    for test in tests:
+        desc = test.get("description") if isinstance(test, dict) else None
+        pos = text.find(json.dumps(desc), cursor) if isinstance(desc, str) else -1
+        if pos < 0:
+            lines.append(None)
+            continue
+        cursor = pos + 1
+        lines.append(text.count("\n", 0, pos) + 1)
+    return lines
+
+
+def _compose(loader_class: Any, text: str, budget: LoadBudget | None = None) -> tuple[Any, Any]:
+    loader = loader_class(text)
+    if budget is not None:  # one budget for both loaders' attempts at a file
+        loader.budget = budget
+    try:
+        node = loader.get_single_node()
+        return node, loader.construct_document(node) if node is not None else None
+    finally:
+        loader.dispose()
+
+
+def _read_yaml(path: Path, text: str, budget: LoadBudget) -> SpecDocument:
+    try:
+        try:
+            if _FastSpecYamlLoader is None:
+                raise yaml.composer.ComposerError(None, None, "libyaml is not available")
+            node, data = _compose(_FastSpecYamlLoader, text, budget)
+        except yaml.YAMLError:  # text libyaml reads differently: the reference loader decides
+            node, data = _compose(_SpecYamlLoader, text, budget.recount())
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" line {mark.line + 1}" if mark is not None else ""
+        raise SpecFileError(f"{path}:{where}: invalid YAML: {exc}") from exc
+    budget.check_time()
+    try:
+        decoded = decode_extended_json(data)
+    except (TypeError, ValueError) as exc:
+        raise SpecFileError(f"{path}: cannot decode Extended JSON: {exc}") from exc
+    return SpecDocument(path, decoded, _yaml_test_lines(node))
+
+
+def _yaml_test_lines(node: Any) -> list[int | None]:
+    if not isinstance(node, yaml.MappingNode):
+        return []
+    for key, value in node.value:
+        if getattr(key, "value", None) == "tests" and isinstance(value, yaml.SequenceNode):
+            return [item.start_mark.line + 1 for item in value.value]
+    return []
+
+
+def discover_spec_files(roots: list[Path]) -> list[Path]:
+    """Spec files under the given files or directories, sorted, one encoding per test file.
+
+    Where a directory holds ``x.yml`` and ``x.json`` both, the YAML is used
+    (it is the source upstream; the JSON is generated from it). Pass the JSON
+    file explicitly to run it instead.
+    """
+    found: list[Path] = []
+    for root in roots:
+        if root.is_file():
+            found.append(root)
+            continue
+        if not root.is_dir():
+            raise SpecFileError(f"{root}: no such spec file or directory")
+        candidates = sorted(p for p in root.rglob("*") if p.suffix in SPEC_SUFFIXES and p.is_file())
+        stems = {p.with_suffix("") for p in candidates if p.suffix in (".yml", ".yaml")}
+        found.extend(p for p in candidates if p.suffix != ".json" or p.with_suffix("") not in stems)
+    return found

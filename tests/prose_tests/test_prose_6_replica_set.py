@@ -1,0 +1,76 @@
+"""Prose test 6 on the emulated replica set: what it records, where it skips, how it cleans up.
+
+The mutants that must make it fail (resume with primary / forgotten read
+preference / on the same member, old cursor killed on the primary) are in
+tests/prose_tests/test_prose_mutants.py. Here: the record says the members are an
+emulation; pymongo 4.20's killCursors behaviour on both variants is pinned;
+a target that is no replica-set member skips the check with the reason; the
+check's member fail points never outlive it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from types import SimpleNamespace
+
+import pytest
+
+import prose_tests
+from faults.wire.shaping_route import replica_set_for_test
+from faults.wire.replica_set import ReplicaSetConfigError
+
+CHECKS = {prose_tests.check_id(check): check for check in prose_tests.CHECKS}
+
+
+def _details(result) -> dict:
+    record = result.record
+    return (record.get("details") if isinstance(record, dict) else getattr(record, "details", None)) or {}
+
+
+def test_prose_6_passes_and_its_record_says_the_members_are_emulated(embedded_run) -> None:
+    result = embedded_run.run_test(CHECKS["6"])
+    assert result.outcome == "passed", result.message
+    details = _details(result)
+    assert details["replica_set"]["members_at_start"] == {"0": "primary", "1": "secondary", "2": "secondary"}
+    assert "emulated" in details["replica_set"]["note"]
+    # pymongo 4.20 closes the failed cursor itself (a plain OperationFailure on getMore), on its own member.
+    assert details["kill_cursors_member"].startswith("killCursors for the old cursor arrived on its own member")
+
+
+def test_pymongo_sends_no_kill_cursors_after_a_state_change_error(embedded_run) -> None:
+    """Pinned finding: pymongo 4.20 treats a getMore's NotPrimaryError (here 11602) like a network error.
+
+    ``CommandCursor._send_message`` sets ``_killed`` for any ``ConnectionFailure``, and NotPrimaryError
+    is one, so the old cursor (open on the server) is never killed. Killing it is a SHOULD
+    (CS-KILL-RESUME's MUST half, "never on another server", holds); the record says it was not judged.
+    """
+    result = embedded_run.run_test(CHECKS["6-member-down"])
+    assert result.outcome == "passed", result.message
+    assert _details(result)["kill_cursors_member"].startswith("the driver sent no killCursors")
+
+
+def test_a_target_that_is_no_replica_set_member_skips_prose_6(embedded_run, monkeypatch) -> None:
+    target = embedded_run.target
+    single = dataclasses.replace(target.info, topology="single",
+                                 details={k: v for k, v in target.info.details.items() if k != "setName"})
+    monkeypatch.setattr(target, "info", single)
+    result = embedded_run.run_test(CHECKS["6"])
+    assert result.outcome == "skipped"
+    assert "needs several replica-set members" in result.message and "single" in result.message
+
+
+def test_replica_set_for_test_names_why_it_cannot_start() -> None:
+    target = SimpleNamespace(info=SimpleNamespace(topology="sharded", details={}))
+    with pytest.raises(ReplicaSetConfigError, match=r"\(sharded\) reports no replica-set name"):
+        replica_set_for_test(target)
+
+
+def test_member_fail_points_never_outlive_the_test(embedded_run) -> None:
+    route = replica_set_for_test(embedded_run.target)
+    point = {"configureFailPoint": "failCommand", "mode": "alwaysOn", "data": {"failCommands": ["find"]}}
+    route.arm_fail_point(1, point)  # the test's own: turned off quietly
+    route.replica_set.configure_fail_point(2, point)  # armed behind the route's back: reported
+    replica_set = route.replica_set
+    problems = route.close()
+    assert problems == ["fail point 'failCommand' was still armed in emulated member 2; turned off now"]
+    assert replica_set.armed() == {}
