@@ -43,11 +43,11 @@ from typing import Any
 if __package__ in (None, ""):  # run as a script: make the repository importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.process_meter import GIB, Measurement, run_measured  # noqa: E402
-from benchmarks.planted_truth import check as check_planted  # noqa: E402
-from benchmarks.report_crosscheck import crosscheck, describe  # noqa: E402
-from benchmarks.results_page import write_results  # noqa: E402
-from benchmarks.synthetic_results import existing, generate  # noqa: E402
+from benchmarks.planted_truth import check as check_planted
+from benchmarks.process_meter import GIB, Measurement, run_measured
+from benchmarks.report_crosscheck import crosscheck, describe
+from benchmarks.results_page import write_results
+from benchmarks.synthetic_results import existing, generate
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -99,8 +99,13 @@ def run_side(side: str, data: Path, work: Path, cap_gib: float) -> dict[str, Any
     timings.unlink(missing_ok=True)
     command = [sys.executable, *side_command(side), str(data), "--out", str(out), "--timings", str(timings)]
     fingerprint = reports_fingerprint()
-    measured: Measurement = run_measured(command, cap_bytes=int(cap_gib * GIB), log_path=work / f"{side}.log",
-                                        cwd=str(REPO), env={**os.environ, "PYTHONWARNINGS": "ignore"})
+    measured: Measurement = run_measured(
+        command,
+        cap_bytes=int(cap_gib * GIB),
+        log_path=work / f"{side}.log",
+        cwd=str(REPO),
+        env={**os.environ, "PYTHONWARNINGS": "ignore"},
+    )
     result: dict[str, Any] = {"side": side, "reports_source": fingerprint, **measured.as_json()}
     if side.startswith("spark"):
         from reports.session import DRIVER_MEMORY
@@ -116,18 +121,27 @@ def run_side(side: str, data: Path, work: Path, cap_gib: float) -> dict[str, Any
     return result
 
 
-def one_size(rows: int, seed: int, root: Path, sides: list[str], caps: dict[str, float],
-             check: bool) -> dict[str, Any]:
+def one_size(rows: int, seed: int, root: Path, sides: list[str], caps: dict[str, float], check: bool) -> dict[str, Any]:
     data = root / f"data-{rows}"
     made = existing(data, rows, seed)
     generated = None
     if made is None:
         made = generate(rows, seed, data)
         generated = {"seconds": made.seconds, "workers": made.workers}
-    print(f"{rows:,} rows: {made.bytes / GIB:.2f} GiB in {made.parts} part(s)"
-          + (f", generated in {made.seconds:.1f} s" if generated else " (reused)"), flush=True)
-    size: dict[str, Any] = {"rows": rows, "seed": seed, "data_bytes": made.bytes, "parts": made.parts,
-                            "generated": generated, "generator_seconds": made.seconds, "sides": {}}
+    print(
+        f"{rows:,} rows: {made.bytes / GIB:.2f} GiB in {made.parts} part(s)"
+        + (f", generated in {made.seconds:.1f} s" if generated else " (reused)"),
+        flush=True,
+    )
+    size: dict[str, Any] = {
+        "rows": rows,
+        "seed": seed,
+        "data_bytes": made.bytes,
+        "parts": made.parts,
+        "generated": generated,
+        "generator_seconds": made.seconds,
+        "sides": {},
+    }
     work = root / f"out-{rows}"
     work.mkdir(parents=True, exist_ok=True)
     for side in sides:
@@ -139,17 +153,29 @@ def one_size(rows: int, seed: int, root: Path, sides: list[str], caps: dict[str,
         rss = result["peak_tree_rss"] / GIB
         job = result.get("timings", {}).get("job_s")
         others = (result["machine_busy_cpu_s"] - result["tree_cpu_s"]) / result["wall_s"]
-        print(f"  {side:<11} {result['status']:<10} wall {result['wall_s']:8.1f} s"
-              + (f"  job {job:8.1f} s" if job else "") + f"  peak tree RSS {rss:5.2f} GiB"
-              + f"  (other processes: {others:.2f} cores)", flush=True)
-    size["planted"] = {side: check_planted(work / side / "tables") for side in sides
-                       if size["sides"][side]["status"] == "ok"}
+        print(
+            f"  {side:<11} {result['status']:<10} wall {result['wall_s']:8.1f} s"
+            + (f"  job {job:8.1f} s" if job else "")
+            + f"  peak tree RSS {rss:5.2f} GiB"
+            + f"  (other processes: {others:.2f} cores)",
+            flush=True,
+        )
+    size["planted"] = {
+        side: check_planted(work / side / "tables") for side in sides if size["sides"][side]["status"] == "ok"
+    }
     for side, truth in size["planted"].items():
-        print(f"  planted truth, {side}: {'as planted' if truth['agree'] else 'DIFFERS'} "
-              f"({truth['failing_seen']}/{truth['failing_expected']} failing, {truth['flaky_seen']} of "
-              f"{truth['flaky_planted']} planted flakes seen"
-              + (f", {truth['transitions_seen']}/{truth['transitions_expected']} transitions" if
-                 "transitions_seen" in truth else "") + ")", flush=True)
+        print(
+            f"  planted truth, {side}: {'as planted' if truth['agree'] else 'DIFFERS'} "
+            f"({truth['failing_seen']}/{truth['failing_expected']} failing, {truth['flaky_seen']} of "
+            f"{truth['flaky_planted']} planted flakes seen"
+            + (
+                f", {truth['transitions_seen']}/{truth['transitions_expected']} transitions"
+                if "transitions_seen" in truth
+                else ""
+            )
+            + ")",
+            flush=True,
+        )
     core = next((s for s in sides if s.startswith("spark-core") and size["sides"][s]["status"] == "ok"), None)
     if check and core and size["sides"].get("pandas", {}).get("status") == "ok":
         result = crosscheck(work / core, work / "pandas")
@@ -157,8 +183,10 @@ def one_size(rows: int, seed: int, root: Path, sides: list[str], caps: dict[str,
         sources = {size["sides"][s]["reports_source"] for s in (core, "pandas")}
         result["same_reports_source"] = len(sources) == 1
         if len(sources) > 1:
-            print("  WARNING: reports/ changed between the Spark and the pandas run; a disagreement may be that",
-                  flush=True)
+            print(
+                "  WARNING: reports/ changed between the Spark and the pandas run; a disagreement may be that",
+                flush=True,
+            )
         size["crosscheck"] = result
         print("\n".join("  " + line for line in describe(result)), flush=True)
     return size
@@ -171,10 +199,17 @@ def machine() -> dict[str, Any]:
     import pyspark
 
     java = shutil.which("java")
-    return {"cpus": os.cpu_count(), "memory_gib": round(psutil.virtual_memory().total / GIB, 1),
-            "platform": platform.platform(), "python": platform.python_version(), "pyspark": pyspark.__version__,
-            "pandas": pandas.__version__, "pyarrow": pyarrow.__version__, "java": _java_version(java),
-            "disk_free_gib": round(shutil.disk_usage("/tmp").free / GIB, 1)}
+    return {
+        "cpus": os.cpu_count(),
+        "memory_gib": round(psutil.virtual_memory().total / GIB, 1),
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "pyspark": pyspark.__version__,
+        "pandas": pandas.__version__,
+        "pyarrow": pyarrow.__version__,
+        "java": _java_version(java),
+        "disk_free_gib": round(shutil.disk_usage("/tmp").free / GIB, 1),
+    }
 
 
 def _java_version(java: str | None) -> str | None:
@@ -191,12 +226,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rows", default="1000000,10000000", help="comma-separated sizes")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--sides", default="spark-core,spark-all,pandas")
-    parser.add_argument("--work", type=Path, default=Path("/tmp/bench-report"),
-                        help="data and outputs (10M rows take ~14 GiB)")
+    parser.add_argument(
+        "--work", type=Path, default=Path("/tmp/bench-report"), help="data and outputs (10M rows take ~14 GiB)"
+    )
     parser.add_argument("--pandas-cap-gib", type=float, default=16.0)
     parser.add_argument("--spark-cap-gib", type=float, default=16.0)
-    parser.add_argument("--check-max-rows", type=int, default=10_000_000,
-                        help="cross-check the tables of sizes up to this many rows")
+    parser.add_argument(
+        "--check-max-rows", type=int, default=10_000_000, help="cross-check the tables of sizes up to this many rows"
+    )
     parser.add_argument("--no-write", action="store_true", help="print only; leave RESULTS-report.* alone")
     parser.add_argument("--keep-data", action="store_true", help="keep the generated data (default: remove it)")
     args = parser.parse_args(argv)
@@ -207,8 +244,13 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [side for side in sides if side.partition("@")[0] not in SIDES]
     if unknown:
         parser.error(f"unknown side(s) {unknown}; known: {', '.join(SIDES)} (Spark ones may end in @MEMORY, e.g. @8g)")
-    report: dict[str, Any] = {"started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                              "machine": machine(), "caps_gib": caps, "command": " ".join(sys.argv), "sizes": []}
+    report: dict[str, Any] = {
+        "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "machine": machine(),
+        "caps_gib": caps,
+        "command": " ".join(sys.argv),
+        "sizes": [],
+    }
     for rows in sizes:
         report["sizes"].append(one_size(rows, args.seed, args.work, sides, caps, rows <= args.check_max_rows))
         if not args.keep_data:

@@ -42,6 +42,7 @@ from importlib.metadata import version
 from pathlib import Path
 
 from benchmarks.process_meter import GIB, run_measured
+from harness.app.spec_sources import download_sdist
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -83,8 +84,13 @@ class PymongoSuite:
             shutil.copytree(top / "test", self.suite / "test")
             shutil.copy(top / "pyproject.toml", self.suite / "pyproject.toml")
         if not self.python.exists():
-            requirements = [f"pymongo=={self.pymongo_version}", f"secantusdb=={self.secantus_version}",
-                            "pytest>=8.2", "pytest-asyncio>=0.24", "dnspython>=2.7,<3"]
+            requirements = [
+                f"pymongo=={self.pymongo_version}",
+                f"secantusdb=={self.secantus_version}",
+                "pytest>=8.2",
+                "pytest-asyncio>=0.24",
+                "dnspython>=2.7,<3",
+            ]
             if shutil.which("uv"):
                 run_quietly(["uv", "venv", "--python", sys.executable, str(self.root / "venv")], cwd=self.root)
                 run_quietly(["uv", "pip", "install", "--python", str(self.python), *requirements], cwd=self.root)
@@ -93,12 +99,7 @@ class PymongoSuite:
                 run_quietly([str(self.python), "-m", "pip", "install", "-q", *requirements])
 
     def _download(self) -> Path:
-        found = sorted(self.root.glob(f"pymongo-{self.pymongo_version}.tar.gz"))
-        if not found:
-            run_quietly([sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
-                         f"pymongo=={self.pymongo_version}", "-d", str(self.root)])
-            found = sorted(self.root.glob(f"pymongo-{self.pymongo_version}.tar.gz"))
-        return found[0]
+        return download_sdist("pymongo", self.pymongo_version, self.root)
 
     @property
     def unified_dir(self) -> Path:
@@ -111,11 +112,25 @@ class Server:
     def __init__(self, python: Path) -> None:
         self.python, self.port, self.process = python, free_port(), None
 
-    def __enter__(self) -> "Server":
-        self.process = subprocess.Popen([str(self.python), "-m", "secantus", "--host", "127.0.0.1", "--port",
-                                         str(self.port), "--storage-path", ":memory:", "--enable-test-commands",
-                                         "--log-level", "WARNING"], stdout=subprocess.DEVNULL,
-                                        stderr=subprocess.DEVNULL)
+    def __enter__(self) -> Server:
+        self.process = subprocess.Popen(
+            [
+                str(self.python),
+                "-m",
+                "secantus",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                "--storage-path",
+                ":memory:",
+                "--enable-test-commands",
+                "--log-level",
+                "WARNING",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         from pymongo import MongoClient
 
         client = MongoClient("127.0.0.1", self.port, directConnection=True, serverSelectionTimeoutMS=500)
@@ -125,7 +140,7 @@ class Server:
                 try:
                     client.admin.command("ping")
                     return self
-                except Exception:  # noqa: BLE001 - still starting
+                except Exception:
                     if time.monotonic() > deadline:
                         raise
                     time.sleep(0.1)
@@ -143,7 +158,9 @@ def pymongo_names(unified_dir: Path) -> dict[tuple[str, str], str]:
     names = {}
     for path in sorted(unified_dir.glob("*.json")):
         stem = path.stem
-        cls = re.sub(r"_([a-z])", lambda m: m.group(1).upper(), f"Test_unified_{stem.replace('-', '_').replace('.', '_')}")
+        cls = re.sub(
+            r"_([a-z])", lambda m: m.group(1).upper(), f"Test_unified_{stem.replace('-', '_').replace('.', '_')}"
+        )
         for test in json.loads(path.read_text())["tests"]:
             description = test["description"]
             method = "test_" + description.strip(". ").replace(" ", "_").replace(".", "_")
@@ -174,27 +191,55 @@ def measure_pymongo(suite: PymongoSuite, work: Path, which: str) -> dict:
     with Server(suite.python) as server:
         env = {**os.environ, "DB_IP": "127.0.0.1", "DB_PORT": str(server.port)}
         env.pop("PYTHONPATH", None)
-        measured = run_measured([str(suite.python), "-m", "pytest", "test/test_change_stream.py", *selection,
-                                 "-p", "no:cacheprovider", "-o", "log_cli=false", f"--junitxml={junit}"],
-                                cap_bytes=8 * GIB, log_path=work / f"pymongo-{which}.log", env=env, cwd=str(suite.suite))
+        measured = run_measured(
+            [
+                str(suite.python),
+                "-m",
+                "pytest",
+                "test/test_change_stream.py",
+                *selection,
+                "-p",
+                "no:cacheprovider",
+                "-o",
+                "log_cli=false",
+                f"--junitxml={junit}",
+            ],
+            cap_bytes=8 * GIB,
+            log_path=work / f"pymongo-{which}.log",
+            env=env,
+            cwd=str(suite.suite),
+        )
     summary = re.findall(r"=+ (.*) in [\d.]+s", Path(measured.log).read_text())
-    return {"wall_s": round(measured.wall_s, 2), "peak_rss_mb": round(measured.peak_tree_rss / 2**20),
-            "returncode": measured.returncode, "pytest_summary": summary[-1] if summary else "",
-            "junit": str(junit)}
+    return {
+        "wall_s": round(measured.wall_s, 2),
+        "peak_rss_mb": round(measured.peak_tree_rss / 2**20),
+        "returncode": measured.returncode,
+        "pytest_summary": summary[-1] if summary else "",
+        "junit": str(junit),
+    }
 
 
 def measure_harness(arguments: list[str], work: Path, name: str) -> dict:
     results = work / f"harness-{name}.jsonl"
     env = {**os.environ, "HARNESS_CACHE_DIR": str(work / "cache")}
     launched = time.time()
-    measured = run_measured([sys.executable, "-m", "harness.app.cli", "run", *arguments, "-q", "--results",
-                             str(results)], cap_bytes=8 * GIB, log_path=work / f"harness-{name}.log", env=env,
-                            cwd=str(REPO))
+    measured = run_measured(
+        [sys.executable, "-m", "harness.app.cli", "run", *arguments, "-q", "--results", str(results)],
+        cap_bytes=8 * GIB,
+        log_path=work / f"harness-{name}.log",
+        env=env,
+        cwd=str(REPO),
+    )
     records = harness_records(results) if results.exists() else []
     first = min((datetime.fromisoformat(r["started_at"]).timestamp() for r in records), default=launched)
-    return {"wall_s": round(measured.wall_s, 2), "peak_rss_mb": round(measured.peak_tree_rss / 2**20),
-            "returncode": measured.returncode, "tests": len(records), "startup_s": round(first - launched, 2),
-            "verdicts": {r["test_id"]: r["outcome"] for r in records}}
+    return {
+        "wall_s": round(measured.wall_s, 2),
+        "peak_rss_mb": round(measured.peak_tree_rss / 2**20),
+        "returncode": measured.returncode,
+        "tests": len(records),
+        "startup_s": round(first - launched, 2),
+        "verdicts": {r["test_id"]: r["outcome"] for r in records},
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -208,20 +253,29 @@ def main(argv: list[str] | None = None) -> int:
     print(f"preparing pymongo {suite.pymongo_version}'s test suite and its environment in {suite.root} ...", flush=True)
     suite.prepare()
     work = Path(tempfile.mkdtemp(prefix="bench-runner-"))
-    figures: dict = {"pymongo": suite.pymongo_version, "secantusdb": suite.secantus_version,
-                     "cpus": os.cpu_count(), "python": sys.version.split()[0], "when": datetime.now().isoformat()}
+    figures: dict = {
+        "pymongo": suite.pymongo_version,
+        "secantusdb": suite.secantus_version,
+        "cpus": os.cpu_count(),
+        "python": sys.version.split()[0],
+        "when": datetime.now().isoformat(),
+    }
     for which in ("unified", "module"):
         figures[f"pymongo_{which}"] = measure_pymongo(suite, work, which)
         print(f"pymongo's runner, {which}: {figures[f'pymongo_{which}']['wall_s']} s", flush=True)
     jobs = [int(j) for j in args.jobs.split(",")]
     for count in jobs:
         name = f"j{count}"
-        figures[name] = measure_harness(["--specs", str(suite.unified_dir), "--suite", "all", "-j", str(count)],
-                                        work, name)
+        figures[name] = measure_harness(
+            ["--specs", str(suite.unified_dir), "--suite", "all", "-j", str(count)], work, name
+        )
         print(f"harness, unified + prose, -j {count}: {figures[name]['wall_s']} s", flush=True)
     if args.main_job:
-        figures["main_job"] = measure_harness(["--specs", str(args.main_job / "legacy"), "--specs",
-                                               str(args.main_job / "unified"), "--suite", "all"], work, "main")
+        figures["main_job"] = measure_harness(
+            ["--specs", str(args.main_job / "legacy"), "--specs", str(args.main_job / "unified"), "--suite", "all"],
+            work,
+            "main",
+        )
         print(f"harness, the main job: {figures['main_job']['wall_s']} s", flush=True)
     figures["agreement"] = agreement(figures, jobs, suite, work)
     reference = f"j{4 if 4 in jobs else jobs[-1]}"
@@ -235,13 +289,22 @@ def main(argv: list[str] | None = None) -> int:
 
 def agreement(figures: dict, jobs: list[int], suite: PymongoSuite, work: Path) -> dict:
     sequential = figures[f"j{jobs[0]}"]["verdicts"]
-    parallel = {f"j{count}": [k for k in set(sequential) | set(figures[f"j{count}"]["verdicts"])
-                              if sequential.get(k) != figures[f"j{count}"]["verdicts"].get(k)] for count in jobs[1:]}
+    parallel = {
+        f"j{count}": [
+            k
+            for k in set(sequential) | set(figures[f"j{count}"]["verdicts"])
+            if sequential.get(k) != figures[f"j{count}"]["verdicts"].get(k)
+        ]
+        for count in jobs[1:]
+    }
     theirs = pymongo_verdicts(Path(figures["pymongo_unified"]["junit"]), suite.unified_dir)
     ours = {k: v for k, v in sequential.items() if k.startswith("unified/")}
     differ = sorted(k for k in set(theirs) | set(ours) if theirs.get(k) != ours.get(k))
-    return {"parallel_vs_sequential": parallel, "unified_tests": len(theirs),
-            "pymongo_vs_harness_differ": [(k, theirs.get(k), ours.get(k)) for k in differ]}
+    return {
+        "parallel_vs_sequential": parallel,
+        "unified_tests": len(theirs),
+        "pymongo_vs_harness_differ": [(k, theirs.get(k), ours.get(k)) for k in differ],
+    }
 
 
 def write(figures: dict, jobs: list[int], out: Path) -> None:
@@ -253,14 +316,18 @@ def write(figures: dict, jobs: list[int], out: Path) -> None:
     lines = [
         "# The harness against pymongo's own change-stream runner",
         "",
-        f"Measured {figures['when'][:19]} by `python -m benchmarks.bench_runner`, on {figures['cpus']} CPUs, "
-        f"Python {figures['python']}, pymongo {figures['pymongo']}, SecantusDB {figures['secantusdb']} "
-        "(a fresh in-memory daemon per pymongo run; the harness starts its own embedded server per worker).",
+        (
+            f"Measured {figures['when'][:19]} by `python -m benchmarks.bench_runner`, on {figures['cpus']} CPUs, "
+            f"Python {figures['python']}, pymongo {figures['pymongo']}, SecantusDB {figures['secantusdb']} "
+            "(a fresh in-memory daemon per pymongo run; the harness starts its own embedded server per worker)."
+        ),
         "",
-        "Peak RSS is the largest sum over the measured process tree: pymongo's excludes its server (a separate "
-        "daemon), the harness's includes its embedded servers, one per worker. Start-up is from launching "
-        "`harness run` to the first test's start (from the records), imports, spec loading and server start "
-        "included; the `-j 1` run is the first of the batch, so it also loads the spec files uncached.",
+        (
+            "Peak RSS is the largest sum over the measured process tree: pymongo's excludes its server (a separate "
+            "daemon), the harness's includes its embedded servers, one per worker. Start-up is from launching "
+            "`harness run` to the first test's start (from the records), imports, spec loading and server start "
+            "included; the `-j 1` run is the first of the batch, so it also loads the spec files uncached."
+        ),
         "",
         "| run | wall (s) | peak RSS of the tree (MiB) | start-up (s) | tests / result |",
         "| --- | ---: | ---: | ---: | --- |",
@@ -270,24 +337,35 @@ def write(figures: dict, jobs: list[int], out: Path) -> None:
         lines.append(f"| pymongo's runner, {which} | {f['wall_s']} | {f['peak_rss_mb']} | | {f['pytest_summary']} |")
     for count in jobs:
         f = figures[f"j{count}"]
-        lines.append(f"| harness, unified + prose, `-j {count}` | {f['wall_s']} | {f['peak_rss_mb']} | "
-                     f"{f['startup_s']} | {f['tests']}: {f['verdict_counts']} |")
+        lines.append(
+            f"| harness, unified + prose, `-j {count}` | {f['wall_s']} | {f['peak_rss_mb']} | "
+            f"{f['startup_s']} | {f['tests']}: {f['verdict_counts']} |"
+        )
     if "main_job" in figures:
         f = figures["main_job"]
-        lines.append(f"| harness, main job (legacy + unified + prose) | {f['wall_s']} | {f['peak_rss_mb']} | "
-                     f"{f['startup_s']} | {f['tests']}: {f['verdict_counts']} |")
+        lines.append(
+            f"| harness, main job (legacy + unified + prose) | {f['wall_s']} | {f['peak_rss_mb']} | "
+            f"{f['startup_s']} | {f['tests']}: {f['verdict_counts']} |"
+        )
     met = "met" if figures["ratio"] >= TARGET_RATIO else "NOT met"
     lines += [
         "",
-        f"**Ratio** pymongo's unified tests / harness `{figures['ratio_against'].replace('j', '-j ')}` "
-        f"(unified + prose): **{figures['ratio']}**; the target of {TARGET_RATIO:g} is {met}.",
+        (
+            f"**Ratio** pymongo's unified tests / harness `{figures['ratio_against'].replace('j', '-j ')}` "
+            f"(unified + prose): **{figures['ratio']}**; the target of {TARGET_RATIO:g} is {met}."
+        ),
         "",
-        f"**Verdicts.** Parallel runs that differ from the sequential one, test by test: "
-        + ", ".join(f"`{k}`: {len(v)}" for k, v in a["parallel_vs_sequential"].items()) + ". "
+        "**Verdicts.** Parallel runs that differ from the sequential one, test by test: "
+        + ", ".join(f"`{k}`: {len(v)}" for k, v in a["parallel_vs_sequential"].items())
+        + ". "
         f"pymongo's runner and the harness on the {a['unified_tests']} unified tests: "
         f"{len(a['pymongo_vs_harness_differ'])} differ"
-        + ("" if not a["pymongo_vs_harness_differ"] else ": " + "; ".join(
-            f"`{k}` pymongo {p}, harness {h}" for k, p, h in a["pymongo_vs_harness_differ"])) + ".",
+        + (
+            ""
+            if not a["pymongo_vs_harness_differ"]
+            else ": " + "; ".join(f"`{k}` pymongo {p}, harness {h}" for k, p, h in a["pymongo_vs_harness_differ"])
+        )
+        + ".",
         "",
     ]
     out.with_suffix(".md").write_text("\n".join(lines))

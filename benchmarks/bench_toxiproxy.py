@@ -78,20 +78,28 @@ def measure(paths: list[Path], writer: MongoClient, rounds: int, commands: int, 
 
 def report(direct: Path, proxied: Path, version: str) -> dict:
     def summary(path: Path) -> dict:
-        return {"p50_us": statistics.median(path.round_trips_s) * 1e6,
-                "p95_us": percentile(path.round_trips_s, 0.95) * 1e6,
-                "events_per_s": statistics.median(path.events_per_s)}
+        return {
+            "p50_us": statistics.median(path.round_trips_s) * 1e6,
+            "p95_us": percentile(path.round_trips_s, 0.95) * 1e6,
+            "events_per_s": statistics.median(path.events_per_s),
+        }
 
     mine, theirs = summary(proxied), summary(direct)
-    result = {"toxiproxy": version, "direct": theirs, "toxiproxy_no_toxics": mine,
-              "latency_p50_ratio": mine["p50_us"] / theirs["p50_us"],
-              "latency_p95_ratio": mine["p95_us"] / theirs["p95_us"],
-              "throughput_ratio": mine["events_per_s"] / theirs["events_per_s"]}
+    result = {
+        "toxiproxy": version,
+        "direct": theirs,
+        "toxiproxy_no_toxics": mine,
+        "latency_p50_ratio": mine["p50_us"] / theirs["p50_us"],
+        "latency_p95_ratio": mine["p95_us"] / theirs["p95_us"],
+        "throughput_ratio": mine["events_per_s"] / theirs["events_per_s"],
+    }
     print(f"toxiproxy-server {version}, no toxics, vs a direct connection (same run, alternating rounds)")
     print(f"{'':24}{'direct':>12}{'toxiproxy':>12}{'ratio':>8}")
-    for label, key, ratio in (("find_one p50 (us)", "p50_us", "latency_p50_ratio"),
-                              ("find_one p95 (us)", "p95_us", "latency_p95_ratio"),
-                              ("change events / s", "events_per_s", "throughput_ratio")):
+    for label, key, ratio in (
+        ("find_one p50 (us)", "p50_us", "latency_p50_ratio"),
+        ("find_one p95 (us)", "p95_us", "latency_p95_ratio"),
+        ("change events / s", "events_per_s", "throughput_ratio"),
+    ):
         print(f"{label:24}{theirs[key]:12.0f}{mine[key]:12.0f}{result[ratio]:8.2f}")
     return result
 

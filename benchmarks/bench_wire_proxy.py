@@ -83,8 +83,10 @@ def main() -> None:
         print(f"{'measure':<24}{'direct':>12}{'proxy':>12}{'ratio':>9}")
         for key, label in (("ping", "ping median (us)"), ("find", "find_one median (us)")):
             print(f"{label:<24}{direct[key]:>12.0f}{proxied[key]:>12.0f}{proxied[key] / direct[key]:>8.2f}x")
-        print(f"{'change events/s':<24}{direct['events']:>12.0f}{proxied['events']:>12.0f}"
-              f"{direct['events'] / proxied['events']:>8.2f}x  (slowdown)")
+        print(
+            f"{'change events/s':<24}{direct['events']:>12.0f}{proxied['events']:>12.0f}"
+            f"{direct['events'] / proxied['events']:>8.2f}x  (slowdown)"
+        )
     finally:
         for client in clients.values():
             client.close()

@@ -36,27 +36,49 @@ import pyarrow.json as pj
 if __package__ in (None, ""):  # run as a script: make the repository importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.side_timings import emit_timings  # noqa: E402
-from reports.clusters import KEYS as CLUSTER_KEYS, LISTED_TESTS  # noqa: E402
-from reports.conformance import CELL_AXES  # noqa: E402
-from reports.flakiness import Z  # noqa: E402
-from reports.normalise import ERROR_CODE, MESSAGE_PLACEHOLDERS, PATTERN_CHARS, UNKNOWN  # noqa: E402
-from reports.outcomes import DECIDED, FAILING, OUTCOMES  # noqa: E402
-from reports.schema import RESULT_KIND  # noqa: E402
+from benchmarks.side_timings import emit_timings
+from reports.clusters import KEYS as CLUSTER_KEYS
+from reports.clusters import LISTED_TESTS
+from reports.conformance import CELL_AXES
+from reports.flakiness import Z
+from reports.normalise import ERROR_CODE, MESSAGE_PLACEHOLDERS, PATTERN_CHARS, UNKNOWN
+from reports.outcomes import DECIDED, FAILING, OUTCOMES
+from reports.schema import RESULT_KIND
 
 CORE_TABLES = ("cells", "cell_files", "cell_tests", "flakiness", "failure_clusters")
 
 _S = pa.string()
 #: The fields the core tables read, and nothing else (unknown fields are skipped by the reader).
-READ_SCHEMA = pa.schema([
-    ("record", _S), ("run_id", _S), ("format", _S), ("test_id", _S), ("test", _S), ("outcome", _S),
-    ("message", _S), ("started_at", _S), ("failpoints", _S),
-    ("target", pa.struct([("kind", _S), ("name", _S), ("version", _S), ("topology", _S),
-                          ("details", pa.struct([("package_version", _S),
-                                                 ("network_faults", pa.struct([("toxiproxy", _S)]))]))])),
-    ("driver", pa.struct([("name", _S), ("version", _S)])),
-    ("labels", pa.struct([("repeat", _S)])),
-])
+READ_SCHEMA = pa.schema(
+    [
+        ("record", _S),
+        ("run_id", _S),
+        ("format", _S),
+        ("test_id", _S),
+        ("test", _S),
+        ("outcome", _S),
+        ("message", _S),
+        ("started_at", _S),
+        ("failpoints", _S),
+        (
+            "target",
+            pa.struct(
+                [
+                    ("kind", _S),
+                    ("name", _S),
+                    ("version", _S),
+                    ("topology", _S),
+                    (
+                        "details",
+                        pa.struct([("package_version", _S), ("network_faults", pa.struct([("toxiproxy", _S)]))]),
+                    ),
+                ]
+            ),
+        ),
+        ("driver", pa.struct([("name", _S), ("version", _S)])),
+        ("labels", pa.struct([("repeat", _S)])),
+    ]
+)
 _PLACEHOLDERS = [(re.compile(regex, re.ASCII), placeholder) for regex, placeholder in MESSAGE_PLACEHOLDERS]
 
 
@@ -82,18 +104,27 @@ def load(paths: list[str]) -> pd.DataFrame:
 
 def normalise(raw: pd.DataFrame) -> pd.DataFrame:
     """The normalised verdict columns the core tables use (docs/reports.md, "The normalised verdict")."""
-    v = pd.DataFrame({
-        "run_id": raw["run_id"], "format": raw["format"], "test_id": raw["test_id"], "test": raw["test"],
-        "outcome": raw["outcome"], "message": raw["message"],
-        "started_at": pd.to_datetime(raw["started_at"], utc=True, format="ISO8601", errors="coerce"),
-        "driver_name": raw["driver.name"], "driver_version": raw["driver.version"],
-        "target_name": raw["target.name"], "target_kind": raw["target.kind"], "topology": raw["target.topology"],
-        "server_version": raw["target.version"],
-        "target_version": raw["target.details.package_version"].fillna(raw["target.version"]),
-        "failpoints": raw["failpoints"],
-        "network_faults": raw["target.details.network_faults.toxiproxy"].notna(),
-        "repeat": pd.to_numeric(raw["labels.repeat"], errors="coerce").astype("Int64"),
-    })
+    v = pd.DataFrame(
+        {
+            "run_id": raw["run_id"],
+            "format": raw["format"],
+            "test_id": raw["test_id"],
+            "test": raw["test"],
+            "outcome": raw["outcome"],
+            "message": raw["message"],
+            "started_at": pd.to_datetime(raw["started_at"], utc=True, format="ISO8601", errors="coerce"),
+            "driver_name": raw["driver.name"],
+            "driver_version": raw["driver.version"],
+            "target_name": raw["target.name"],
+            "target_kind": raw["target.kind"],
+            "topology": raw["target.topology"],
+            "server_version": raw["target.version"],
+            "target_version": raw["target.details.package_version"].fillna(raw["target.version"]),
+            "failpoints": raw["failpoints"],
+            "network_faults": raw["target.details.network_faults.toxiproxy"].notna(),
+            "repeat": pd.to_numeric(raw["labels.repeat"], errors="coerce").astype("Int64"),
+        }
+    )
     v["spec_file"] = v["test_id"].str.split("::", n=1).str[0]
     v["cell"] = cell_names(v)
     failing = v["outcome"].isin(FAILING)
@@ -110,11 +141,21 @@ def cell_names(v: pd.DataFrame) -> pd.Series:
     ``+netfaults`` only for spec and prose runs made with network faults: a campaign brings its own
     Toxiproxy and stays in the cell it ran in (docs/reports.md, ``cell``).
     """
+
     def part(name: str) -> pd.Series:
         return v[name].fillna(UNKNOWN).astype(str)
 
-    cell = (part("driver_name") + " " + part("driver_version") + " / " + part("target_name") + " "
-            + part("target_version") + " " + part("topology"))
+    cell = (
+        part("driver_name")
+        + " "
+        + part("driver_version")
+        + " / "
+        + part("target_name")
+        + " "
+        + part("target_version")
+        + " "
+        + part("topology")
+    )
     cell = cell.where(v["failpoints"].isna(), cell + " " + v["failpoints"].fillna(""))
     configured = v["network_faults"] & (v["format"] != "campaign")
     return cell.where(~configured, cell + " +netfaults")
@@ -134,13 +175,15 @@ def _counts(v: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     counts = grouped["outcome"].value_counts().unstack(fill_value=0)
     counts = counts.reindex(columns=list(OUTCOMES), fill_value=0).astype("int64")
     counts.columns.name = None
-    out = pd.concat([grouped["run_id"].nunique().rename("runs"), grouped.size().rename("verdicts"), counts],
-                    axis=1).reset_index()
+    out = pd.concat(
+        [grouped["run_id"].nunique().rename("runs"), grouped.size().rename("verdicts"), counts], axis=1
+    ).reset_index()
     out["decided"] = out["passed"] + out["failed"] + out["error"]
     out["pass_rate"] = (out["passed"] / out["decided"]).where(out["decided"] > 0)
     failures = out["failed"] + out["error"]
-    out["status"] = np.select([(out["passed"] > 0) & (failures > 0), failures > 0, out["passed"] > 0],
-                              ["flaky", "fail", "pass"], "skip")
+    out["status"] = np.select(
+        [(out["passed"] > 0) & (failures > 0), failures > 0, out["passed"] > 0], ["flaky", "fail", "pass"], "skip"
+    )
     return out
 
 
@@ -158,14 +201,16 @@ def _joined(values: pd.Series) -> str:
 
 def cells(v: pd.DataFrame) -> pd.DataFrame:
     out = _counts(v, ["cell", *CELL_AXES])
-    extra = v.groupby("cell", observed=True).agg(target_kinds=("target_kind", _joined),
-                                                 server_versions=("server_version", _joined))
+    extra = v.groupby("cell", observed=True).agg(
+        target_kinds=("target_kind", _joined), server_versions=("server_version", _joined)
+    )
     return out.merge(extra, on="cell").drop(columns="status").sort_values("cell", ignore_index=True)
 
 
 def cell_files(v: pd.DataFrame) -> pd.DataFrame:
-    return _counts(v, ["cell", "spec_file"]).drop(columns="status").sort_values(["cell", "spec_file"],
-                                                                                 ignore_index=True)
+    return (
+        _counts(v, ["cell", "spec_file"]).drop(columns="status").sort_values(["cell", "spec_file"], ignore_index=True)
+    )
 
 
 def cell_tests(v: pd.DataFrame) -> pd.DataFrame:
@@ -188,22 +233,26 @@ def wilson(failures: pd.Series, runs: pd.Series, z: float = Z) -> tuple[pd.Serie
 
 def flakiness(v: pd.DataFrame) -> pd.DataFrame:
     keys = ["cell", "test_id"]
-    decided = v[v["outcome"].isin(DECIDED)].sort_values([*keys, "started_at", "run_id", "repeat"],
-                                                         na_position="first")
+    decided = v[v["outcome"].isin(DECIDED)].sort_values([*keys, "started_at", "run_id", "repeat"], na_position="first")
     failure = decided["outcome"].isin(FAILING)
     previous = failure.groupby([decided["cell"], decided["test_id"]], observed=True).shift(1)
     changed = previous.notna() & (failure != previous.astype("boolean"))
-    out = (decided.assign(failure=failure, changed=changed)
-           .groupby(keys, observed=True)
-           .agg(test=("test", "min"), runs=("outcome", "size"), failures=("failure", "sum"),
-                transitions=("changed", "sum"))
-           .reset_index())
+    out = (
+        decided.assign(failure=failure, changed=changed)
+        .groupby(keys, observed=True)
+        .agg(
+            test=("test", "min"), runs=("outcome", "size"), failures=("failure", "sum"), transitions=("changed", "sum")
+        )
+        .reset_index()
+    )
     out = out.merge(_latest_failure_message(v, keys).rename("message"), on=keys, how="left")
     out["flake_rate"] = out["failures"] / out["runs"]
     out["wilson_low"], out["wilson_high"] = wilson(out["failures"], out["runs"])
     out["classification"] = np.select(
         [out["failures"] == 0, out["failures"] < out["runs"], out["runs"] == 1],
-        ["stable", "flaky", "one failed run"], "failing")
+        ["stable", "flaky", "one failed run"],
+        "failing",
+    )
     return out.sort_values(keys, ignore_index=True)
 
 
@@ -211,14 +260,24 @@ def failure_clusters(v: pd.DataFrame) -> pd.DataFrame:
     keys = list(CLUSTER_KEYS)
     failing = v[v["outcome"].isin(FAILING)].sort_values(["test_id", "message"])
     grouped = failing.groupby(keys, dropna=False, observed=True)
-    out = grouped.agg(failures=("test_id", "size"), tests=("test_id", "nunique"), cells=("cell", "nunique"),
-                      example_test=("test_id", "first"), example_message=("message", "first"),
-                      test_ids=("test_id", lambda ids: sorted(set(ids))[:LISTED_TESTS])).reset_index()
+    out = grouped.agg(
+        failures=("test_id", "size"),
+        tests=("test_id", "nunique"),
+        cells=("cell", "nunique"),
+        example_test=("test_id", "first"),
+        example_message=("message", "first"),
+        test_ids=("test_id", lambda ids: sorted(set(ids))[:LISTED_TESTS]),
+    ).reset_index()
     return out.sort_values("failures", ascending=False, ignore_index=True)
 
 
-TABLE_MAKERS = {"cells": cells, "cell_files": cell_files, "cell_tests": cell_tests, "flakiness": flakiness,
-                "failure_clusters": failure_clusters}
+TABLE_MAKERS = {
+    "cells": cells,
+    "cell_files": cell_files,
+    "cell_tests": cell_tests,
+    "flakiness": flakiness,
+    "failure_clusters": failure_clusters,
+}
 
 
 def compute_tables(paths: list[str]) -> tuple[dict[str, pd.DataFrame], int]:
@@ -251,8 +310,14 @@ def main(argv: list[str] | None = None) -> int:
     computed = time.perf_counter()
     write_tables(tables, args.out)
     done = time.perf_counter()
-    timings = {"rows": rows, "compute_s": computed - started, "write_s": done - computed, "job_s": done - started,
-               "pandas_version": pd.__version__, "pyarrow_version": pa.__version__}
+    timings = {
+        "rows": rows,
+        "compute_s": computed - started,
+        "write_s": done - computed,
+        "job_s": done - started,
+        "pandas_version": pd.__version__,
+        "pyarrow_version": pa.__version__,
+    }
     emit_timings(timings, args.timings)
     return 0
 

@@ -34,19 +34,30 @@ import pandas as pd
 if __package__ in (None, ""):  # run as a script: make the repository importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.pandas_baseline import cell_names  # noqa: E402
-from benchmarks.synthetic_world import CELLS, DRIVERS, TARGETS, Cell, load_catalog, plan_for  # noqa: E402
+from benchmarks.pandas_baseline import cell_names
+from benchmarks.synthetic_world import CELLS, DRIVERS, TARGETS, Cell, load_catalog, plan_for
 
 EXAMPLES = 5
 
 
 def report_cell_names() -> dict[Cell, str]:
     """Each world cell under the name the report gives it (built by the baseline's own naming)."""
-    axes = pd.DataFrame([{"format": "unified", "driver_name": "pymongo", "driver_version": c.driver_version,
-                          "target_name": c.target.name, "target_version": c.target.version,
-                          "topology": c.target.topology, "failpoints": c.target.failpoints,
-                          "network_faults": c.target.network_faults} for c in CELLS])
-    return dict(zip(CELLS, cell_names(axes)))
+    axes = pd.DataFrame(
+        [
+            {
+                "format": "unified",
+                "driver_name": "pymongo",
+                "driver_version": c.driver_version,
+                "target_name": c.target.name,
+                "target_version": c.target.version,
+                "topology": c.target.topology,
+                "failpoints": c.target.failpoints,
+                "network_faults": c.target.network_faults,
+            }
+            for c in CELLS
+        ]
+    )
+    return dict(zip(CELLS, cell_names(axes), strict=True))
 
 
 def planted() -> dict[str, Any]:
@@ -113,16 +124,20 @@ def check(tables_dir: Path) -> dict[str, Any]:
     names = report_cell_names()
     flakiness = pd.read_parquet(tables_dir / "flakiness")
     flakiness = flakiness[~flakiness["test_id"].str.startswith("campaign/")]
-    seen = {(c, t): k for c, t, k in zip(flakiness["cell"], flakiness["test_id"], flakiness["classification"])}
+    seen = {
+        (c, t): k for c, t, k in zip(flakiness["cell"], flakiness["test_id"], flakiness["classification"], strict=True)
+    }
     want_failing = {(names[c], t) for (c, t), s in status.items() if s == "fail"}
     may_flake = {(names[c], t) for (c, t), s in status.items() if s == "flaky"}
     got_failing = {k for k, v in seen.items() if v == "failing"}
     got_flaky = {k for k, v in seen.items() if v == "flaky"}
     result: dict[str, Any] = {
-        "failing_expected": len(want_failing), "failing_seen": len(got_failing),
+        "failing_expected": len(want_failing),
+        "failing_seen": len(got_failing),
         "failing_missing": sorted(want_failing - got_failing)[:EXAMPLES],
         "failing_unplanted": sorted(got_failing - want_failing)[:EXAMPLES],
-        "flaky_planted": len(may_flake), "flaky_seen": len(got_flaky),
+        "flaky_planted": len(may_flake),
+        "flaky_seen": len(got_flaky),
         "flaky_unplanted": sorted(got_flaky - may_flake)[:EXAMPLES],
     }
     ok = want_failing == got_failing and got_flaky <= may_flake
@@ -131,13 +146,17 @@ def check(tables_dir: Path) -> dict[str, Any]:
         want = expected_transitions(status)
         table = pd.read_parquet(transitions_dir)
         coverage = table["change"].isin(["now runs", "no longer runs"])
-        table = table[(coverage | table["test_id"].isin(fixed_tests(status)))
-                      & ~table["test_id"].str.startswith("campaign/")]
-        got = Counter(zip(table["axis"], table["test_id"], table["version"], table["change"]))
+        table = table[
+            (coverage | table["test_id"].isin(fixed_tests(status))) & ~table["test_id"].str.startswith("campaign/")
+        ]
+        got = Counter(zip(table["axis"], table["test_id"], table["version"], table["change"], strict=True))
         result["transitions_expected"] = sum(want.values())
         result["transitions_seen"] = sum(got.values())
-        result["transitions_differ"] = [{"key": list(k), "expected": want.get(k, 0), "seen": got.get(k, 0)}
-                                        for k in sorted(set(want) | set(got)) if want.get(k, 0) != got.get(k, 0)]
+        result["transitions_differ"] = [
+            {"key": list(k), "expected": want.get(k, 0), "seen": got.get(k, 0)}
+            for k in sorted(set(want) | set(got))
+            if want.get(k, 0) != got.get(k, 0)
+        ]
         ok = ok and not result["transitions_differ"]
     result["agree"] = ok
     return result

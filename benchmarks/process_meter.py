@@ -81,15 +81,21 @@ def _busy(times: psutil._common.scputimes) -> float:
     return sum(times) - times.idle - getattr(times, "iowait", 0.0)
 
 
-def run_measured(command: list[str], *, cap_bytes: int, log_path: Path, interval: float = 0.1,
-                 env: dict[str, str] | None = None, cwd: str | None = None) -> Measurement:
+def run_measured(
+    command: list[str],
+    *,
+    cap_bytes: int,
+    log_path: Path,
+    interval: float = 0.1,
+    env: dict[str, str] | None = None,
+    cwd: str | None = None,
+) -> Measurement:
     """Run ``command`` to completion (or to the cap) and return what it cost."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with open(log_path, "wb") as log:
         busy_before = _busy(psutil.cpu_times())
         started = time.perf_counter()
-        proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=cwd,
-                                start_new_session=True)
+        proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=cwd, start_new_session=True)
         root = psutil.Process(proc.pid)
         peak = [0]
         cpu: dict[int, float] = {}
@@ -123,10 +129,18 @@ def run_measured(command: list[str], *, cap_bytes: int, log_path: Path, interval
         sampler.join()
         proc.returncode = os.waitstatus_to_exitcode(status)
         _kill_leftovers(proc.pid)
-    return Measurement(command=command, returncode=proc.returncode, wall_s=wall, peak_tree_rss=peak[0],
-                       maxrss_largest=usage.ru_maxrss * 1024, exceeded_cap=exceeded.is_set(), cap_bytes=cap_bytes,
-                       log=str(log_path), tree_cpu_s=round(sum(cpu.values()), 1),
-                       machine_busy_cpu_s=round(busy, 1))
+    return Measurement(
+        command=command,
+        returncode=proc.returncode,
+        wall_s=wall,
+        peak_tree_rss=peak[0],
+        maxrss_largest=usage.ru_maxrss * 1024,
+        exceeded_cap=exceeded.is_set(),
+        cap_bytes=cap_bytes,
+        log=str(log_path),
+        tree_cpu_s=round(sum(cpu.values()), 1),
+        machine_busy_cpu_s=round(busy, 1),
+    )
 
 
 def _kill_leftovers(pgid: int) -> None:

@@ -24,15 +24,34 @@ import pandas as pd
 
 #: table -> (key columns, compared columns)
 CHECKS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "cells": (("cell",), ("runs", "verdicts", "passed", "failed", "error", "skipped", "decided", "pass_rate",
-                         "target_kinds", "server_versions")),
+    "cells": (
+        ("cell",),
+        (
+            "runs",
+            "verdicts",
+            "passed",
+            "failed",
+            "error",
+            "skipped",
+            "decided",
+            "pass_rate",
+            "target_kinds",
+            "server_versions",
+        ),
+    ),
     "cell_files": (("cell", "spec_file"), ("runs", "verdicts", "passed", "failed", "error", "skipped", "pass_rate")),
-    "cell_tests": (("cell", "test_id"), ("runs", "verdicts", "passed", "failed", "error", "skipped", "pass_rate",
-                                         "status", "message")),
-    "flakiness": (("cell", "test_id"), ("runs", "failures", "transitions", "flake_rate", "wilson_low", "wilson_high",
-                                        "classification", "message")),
-    "failure_clusters": (("error_code", "error_code_name", "message_pattern"),
-                         ("failures", "tests", "cells", "example_test", "example_message", "test_ids")),
+    "cell_tests": (
+        ("cell", "test_id"),
+        ("runs", "verdicts", "passed", "failed", "error", "skipped", "pass_rate", "status", "message"),
+    ),
+    "flakiness": (
+        ("cell", "test_id"),
+        ("runs", "failures", "transitions", "flake_rate", "wilson_low", "wilson_high", "classification", "message"),
+    ),
+    "failure_clusters": (
+        ("error_code", "error_code_name", "message_pattern"),
+        ("failures", "tests", "cells", "example_test", "example_message", "test_ids"),
+    ),
 }
 EXAMPLES = 5
 _NULL_KEY = "\x00null"
@@ -89,15 +108,29 @@ def compare_table(name: str, spark: pd.DataFrame, pandas: pd.DataFrame) -> dict[
         if column not in left.columns or column not in right.columns:
             differences[column] = {"count": -1, "problem": f"missing on {'spark' if column not in left else 'pandas'}"}
             continue
-        differing = [key for key, a, b in zip(common, left[column], right[column]) if not _same(a, b)]
+        differing = [key for key, a, b in zip(common, left[column], right[column], strict=True) if not _same(a, b)]
         if differing:
-            differences[column] = {"count": len(differing), "examples": [
-                {"key": list(key) if isinstance(key, tuple) else [key], "spark": _shown(left.at[key, column]),
-                 "pandas": _shown(right.at[key, column])} for key in differing[:EXAMPLES]]}
-    return {"rows_spark": len(spark), "rows_pandas": len(pandas), "only_spark": [list(k) for k in only_spark[:EXAMPLES]],
-            "only_spark_count": len(only_spark), "only_pandas": [list(k) for k in only_pandas[:EXAMPLES]],
-            "only_pandas_count": len(only_pandas), "differences": differences,
-            "agree": not (len(only_spark) or len(only_pandas) or differences)}
+            differences[column] = {
+                "count": len(differing),
+                "examples": [
+                    {
+                        "key": list(key) if isinstance(key, tuple) else [key],
+                        "spark": _shown(left.at[key, column]),
+                        "pandas": _shown(right.at[key, column]),
+                    }
+                    for key in differing[:EXAMPLES]
+                ],
+            }
+    return {
+        "rows_spark": len(spark),
+        "rows_pandas": len(pandas),
+        "only_spark": [list(k) for k in only_spark[:EXAMPLES]],
+        "only_spark_count": len(only_spark),
+        "only_pandas": [list(k) for k in only_pandas[:EXAMPLES]],
+        "only_pandas_count": len(only_pandas),
+        "differences": differences,
+        "agree": not (len(only_spark) or len(only_pandas) or differences),
+    }
 
 
 def _shown(value: Any) -> Any:
@@ -110,7 +143,7 @@ def _shown(value: Any) -> Any:
 
 def flaky_set(flakiness: pd.DataFrame) -> set[tuple[str, str]]:
     rows = flakiness[flakiness["classification"] == "flaky"]
-    return set(zip(rows["cell"], rows["test_id"]))
+    return set(zip(rows["cell"], rows["test_id"], strict=True))
 
 
 def crosscheck(spark_dir: Path, pandas_dir: Path) -> dict[str, Any]:
@@ -121,12 +154,16 @@ def crosscheck(spark_dir: Path, pandas_dir: Path) -> dict[str, Any]:
     spark_flaky, pandas_flaky = flaky_set(spark_tables["flakiness"]), flaky_set(pandas_tables["flakiness"])
     return {
         "agree": all(t["agree"] for t in tables.values()),
-        "headline": {"flaky_spark": len(spark_flaky), "flaky_pandas": len(pandas_flaky),
-                     "flaky_only_spark": sorted(spark_flaky - pandas_flaky)[:EXAMPLES],
-                     "flaky_only_pandas": sorted(pandas_flaky - spark_flaky)[:EXAMPLES],
-                     "clusters_spark": len(spark_tables["failure_clusters"]),
-                     "clusters_pandas": len(pandas_tables["failure_clusters"]),
-                     "cells_spark": len(spark_tables["cells"]), "cells_pandas": len(pandas_tables["cells"])},
+        "headline": {
+            "flaky_spark": len(spark_flaky),
+            "flaky_pandas": len(pandas_flaky),
+            "flaky_only_spark": sorted(spark_flaky - pandas_flaky)[:EXAMPLES],
+            "flaky_only_pandas": sorted(pandas_flaky - spark_flaky)[:EXAMPLES],
+            "clusters_spark": len(spark_tables["failure_clusters"]),
+            "clusters_pandas": len(pandas_tables["failure_clusters"]),
+            "cells_spark": len(spark_tables["cells"]),
+            "cells_pandas": len(pandas_tables["cells"]),
+        },
         "tables": tables,
     }
 
@@ -134,18 +171,27 @@ def crosscheck(spark_dir: Path, pandas_dir: Path) -> dict[str, Any]:
 def describe(result: dict[str, Any]) -> list[str]:
     """The result as lines for a person: one per table, then each disagreement with examples."""
     h = result["headline"]
-    lines = [f"cross-check: {'AGREE' if result['agree'] else 'DISAGREE'} -- cells {h['cells_spark']}/{h['cells_pandas']}, "
-             f"flaky {h['flaky_spark']}/{h['flaky_pandas']}, clusters {h['clusters_spark']}/{h['clusters_pandas']} "
-             f"(spark/pandas)"]
+    lines = [
+        (
+            f"cross-check: {'AGREE' if result['agree'] else 'DISAGREE'} -- "
+            f"cells {h['cells_spark']}/{h['cells_pandas']}, "
+            f"flaky {h['flaky_spark']}/{h['flaky_pandas']}, clusters {h['clusters_spark']}/{h['clusters_pandas']} "
+            f"(spark/pandas)"
+        )
+    ]
     for name, table in result["tables"].items():
-        lines.append(f"  {name}: {'agree' if table['agree'] else 'DISAGREE'} ({table['rows_spark']} rows spark, "
-                     f"{table['rows_pandas']} pandas)")
+        lines.append(
+            f"  {name}: {'agree' if table['agree'] else 'DISAGREE'} ({table['rows_spark']} rows spark, "
+            f"{table['rows_pandas']} pandas)"
+        )
         if table["only_spark_count"]:
             lines.append(f"    {table['only_spark_count']} key(s) only in spark, e.g. {table['only_spark'][:2]}")
         if table["only_pandas_count"]:
             lines.append(f"    {table['only_pandas_count']} key(s) only in pandas, e.g. {table['only_pandas'][:2]}")
         for column, diff in table["differences"].items():
-            lines.append(f"    {column}: {diff['count']} differ" + (f" ({diff['problem']})" if "problem" in diff else ""))
+            lines.append(
+                f"    {column}: {diff['count']} differ" + (f" ({diff['problem']})" if "problem" in diff else "")
+            )
             for example in diff.get("examples", [])[:2]:
                 lines.append(f"      {example['key']}: spark={example['spark']!r} pandas={example['pandas']!r}")
     return lines

@@ -55,12 +55,15 @@ def findings(report: dict[str, Any]) -> list[str]:
         for name, side in size["sides"].items():
             memory = f" (driver memory {side['driver_memory']})" if "driver_memory" in side else ""
             if side["status"] != "ok":
-                lines.append(f"- {size['rows']:,} rows, {name}{memory}: **{side['status']}** after "
-                             f"{side['wall_s']:.0f} s")
+                lines.append(
+                    f"- {size['rows']:,} rows, {name}{memory}: **{side['status']}** after {side['wall_s']:.0f} s"
+                )
             elif side["peak_tree_rss"] > 0.8 * side["cap_bytes"]:
-                lines.append(f"- {size['rows']:,} rows, {name}: peaked at {side['peak_tree_rss'] / GIB:.2f} GiB, "
-                             f"{side['peak_tree_rss'] / side['cap_bytes']:.0%} of its {side['cap_bytes'] / GIB:g} GiB "
-                             f"cap")
+                lines.append(
+                    f"- {size['rows']:,} rows, {name}: peaked at {side['peak_tree_rss'] / GIB:.2f} GiB, "
+                    f"{side['peak_tree_rss'] / side['cap_bytes']:.0%} of its {side['cap_bytes'] / GIB:g} GiB "
+                    f"cap"
+                )
     return lines or ["- every side finished, each well under its memory cap"]
 
 
@@ -69,32 +72,49 @@ def render(report: dict[str, Any]) -> str:
     lines = [
         "# Report job benchmark: Spark vs plain pandas",
         "",
-        "Written by `benchmarks/bench_report.py` (do not edit by hand; rerun it, or re-render with "
-        "`python benchmarks/results_page.py benchmarks/RESULTS-report.json`).",
+        (
+            "Written by `benchmarks/bench_report.py` (do not edit by hand; rerun it, or re-render with "
+            "`python benchmarks/results_page.py benchmarks/RESULTS-report.json`)."
+        ),
         "",
-        f"Run {report['started']} to {report['finished']} on {m['cpus']} CPUs, {m['memory_gib']} GiB RAM, "
-        f"{m['platform']}; Python {m['python']}, PySpark {m['pyspark']} ({m['java']}), pandas {m['pandas']}, "
-        f"pyarrow {m['pyarrow']}. Memory caps: {', '.join(f'{k} {v:g} GiB' for k, v in report['caps_gib'].items())}.",
+        (
+            f"Run {report['started']} to {report['finished']} on {m['cpus']} CPUs, {m['memory_gib']} GiB RAM, "
+            f"{m['platform']}; Python {m['python']}, PySpark {m['pyspark']} ({m['java']}), pandas {m['pandas']}, "
+            f"pyarrow {m['pyarrow']}. "
+            f"Memory caps: {', '.join(f'{k} {v:g} GiB' for k, v in report['caps_gib'].items())}."
+        ),
         "",
         "## Figures",
         "",
-        "| rows | data | side | job time | rows/s (job) | process wall | peak RSS (process tree) | other load (cores) |",
+        (
+            "| rows | data | side | job time | rows/s (job) | process wall "
+            "| peak RSS (process tree) | other load (cores) |"
+        ),
         "| ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |",
     ]
     for size in report["sizes"]:
         for name, side in size["sides"].items():
             job, rate, wall, rss, others = _side_cells(side)
-            lines.append(f"| {size['rows']:,} | {size['data_bytes'] / GIB:.2f} GiB | {name} | {job} | {rate} | "
-                         f"{wall} | {rss} | {others} |")
-    lines += ["", "Ratios (pandas / Spark on the same five tables; above 1 means Spark is faster or leaner):", "",
-              "| rows | Spark side | job time | process wall | peak RSS |", "| ---: | --- | ---: | ---: | ---: |"]
+            lines.append(
+                f"| {size['rows']:,} | {size['data_bytes'] / GIB:.2f} GiB | {name} | {job} | {rate} | "
+                f"{wall} | {rss} | {others} |"
+            )
+    lines += [
+        "",
+        "Ratios (pandas / Spark on the same five tables; above 1 means Spark is faster or leaner):",
+        "",
+        "| rows | Spark side | job time | process wall | peak RSS |",
+        "| ---: | --- | ---: | ---: | ---: |",
+    ]
     for size in report["sizes"]:
         pandas = size["sides"].get("pandas")
         for name, spark in size["sides"].items():
             if name.startswith("spark-core"):
-                lines.append(f"| {size['rows']:,} | {name} | {_ratio(pandas, spark, 'job')} | "
-                             f"{_ratio(pandas, spark, 'wall_s')} | {_ratio(pandas, spark, 'peak_tree_rss')} |")
-    lines += ["", "## Findings read off the figures", ""] + findings(report)
+                lines.append(
+                    f"| {size['rows']:,} | {name} | {_ratio(pandas, spark, 'job')} | "
+                    f"{_ratio(pandas, spark, 'wall_s')} | {_ratio(pandas, spark, 'peak_tree_rss')} |"
+                )
+    lines += ["", "## Findings read off the figures", "", *findings(report)]
     lines += ["", "## Cross-check (Spark's tables against pandas')", ""]
     for size in report["sizes"]:
         check = size.get("crosscheck")
@@ -102,49 +122,85 @@ def render(report: dict[str, Any]) -> str:
             lines.append(f"- {size['rows']:,} rows: not checked (a side did not finish)")
             continue
         h = check["headline"]
-        lines.append(f"- {size['rows']:,} rows ({check.get('spark_side', 'spark-core')} vs pandas): "
-                     f"**{'agree' if check['agree'] else 'DISAGREE'}** -- "
-                     f"{h['cells_spark']} cells, {h['flaky_spark']} flaky cell x test pairs "
-                     f"({h['flaky_pandas']} in pandas), {h['clusters_spark']} failure clusters "
-                     f"({h['clusters_pandas']} in pandas); per table: "
-                     + ", ".join(f"{n} {'ok' if t['agree'] else 'DIFFERS'}" for n, t in check["tables"].items())
-                     + (" (reports/ changed between the Spark and the pandas run)"
-                        if check.get("same_reports_source") is False else ""))
-    lines += ["", "## Against the planted truth", "",
-              "The generator knows which cell x test pairs always fail, which may flake, and so which "
-              "regressions and fixes each version axis must show (`planted_truth.py`).", ""]
+        lines.append(
+            f"- {size['rows']:,} rows ({check.get('spark_side', 'spark-core')} vs pandas): "
+            f"**{'agree' if check['agree'] else 'DISAGREE'}** -- "
+            f"{h['cells_spark']} cells, {h['flaky_spark']} flaky cell x test pairs "
+            f"({h['flaky_pandas']} in pandas), {h['clusters_spark']} failure clusters "
+            f"({h['clusters_pandas']} in pandas); per table: "
+            + ", ".join(f"{n} {'ok' if t['agree'] else 'DIFFERS'}" for n, t in check["tables"].items())
+            + (
+                " (reports/ changed between the Spark and the pandas run)"
+                if check.get("same_reports_source") is False
+                else ""
+            )
+        )
+    lines += [
+        "",
+        "## Against the planted truth",
+        "",
+        (
+            "The generator knows which cell x test pairs always fail, which may flake, and so which "
+            "regressions and fixes each version axis must show (`planted_truth.py`)."
+        ),
+        "",
+    ]
     for size in report["sizes"]:
         for side, truth in size.get("planted", {}).items():
-            transitions = (f", transitions {truth['transitions_seen']} of {truth['transitions_expected']} expected"
-                           f" ({len(truth['transitions_differ'])} differ)" if "transitions_seen" in truth else "")
-            lines.append(f"- {size['rows']:,} rows, {side}: **{'as planted' if truth['agree'] else 'DIFFERS'}** -- "
-                         f"failing {truth['failing_seen']} of {truth['failing_expected']}, flaky "
-                         f"{truth['flaky_seen']} ({len(truth['flaky_unplanted'])} outside the "
-                         f"{truth['flaky_planted']} planted){transitions}")
-    lines += ["", "## How it is measured", "",
-              "- **Data**: `benchmarks/synthetic_results.py`, seed "
-              f"{report['sizes'][0]['seed'] if report['sizes'] else '-'}: real `cs-harness.result/1` records "
-              "(byte-identical to what `harness.core.records` writes) for the 155 real spec and prose test ids, "
-              "8 pymongo releases x 8 targets x 3 repeats a night, plus one campaign record per cell per night; "
-              "~70% passed, ~28% skipped by the real requirements, ~2% failed or errors (planted regressions, "
-              "fixes, target bugs and flakes at 2-15%). About 1.4 KiB a row.",
-              "- **Sides** run one after the other, each in its own process (`process_meter.py`): `spark-core` "
-              "is the job (`reports.job.compute_tables` + `write_tables`, `local[*]`, the job's own session "
-              "settings) writing the five tables pandas also makes; `spark-all` writes every table of the job; "
-              "`pandas` is `pandas_baseline.py` (pyarrow JSON reader with an explicit schema, then pandas "
-              "groupby). Every side writes Parquet and CSV.",
-              "- **Job time** is measured inside the process from the first read to the last table written "
-              "(Spark's session start is excluded: it is a fixed ~5-10 s); **process wall** includes "
-              "interpreter, imports and JVM start.",
-              "- **Peak RSS** is the largest sum of RSS over the side's process and all its descendants "
-              "(the JVM included), sampled every 0.1 s by psutil from the runner; it counts shared pages once "
-              "per process. The kernel's own high-water mark of the largest single process is in the JSON "
-              "(`maxrss_largest`). A side whose tree passes its cap is killed and recorded as `exceeded N GiB`.",
-              "- **Other load** is the CPU (in cores, of 2) that processes outside the side kept busy while it "
-              "ran: the machine is shared with other work, and a side that ran beside a busy neighbour is slower "
-              "by about that share.",
-              "- The page cache is warmed by reading the data once before each side; the data are removed "
-              "after each size.", "", "## Rerun", "", RERUN, ""]
+            transitions = (
+                f", transitions {truth['transitions_seen']} of {truth['transitions_expected']} expected"
+                f" ({len(truth['transitions_differ'])} differ)"
+                if "transitions_seen" in truth
+                else ""
+            )
+            lines.append(
+                f"- {size['rows']:,} rows, {side}: **{'as planted' if truth['agree'] else 'DIFFERS'}** -- "
+                f"failing {truth['failing_seen']} of {truth['failing_expected']}, flaky "
+                f"{truth['flaky_seen']} ({len(truth['flaky_unplanted'])} outside the "
+                f"{truth['flaky_planted']} planted){transitions}"
+            )
+    lines += [
+        "",
+        "## How it is measured",
+        "",
+        (
+            "- **Data**: `benchmarks/synthetic_results.py`, seed "
+            f"{report['sizes'][0]['seed'] if report['sizes'] else '-'}: real `cs-harness.result/1` records "
+            "(byte-identical to what `harness.core.records` writes) for the 155 real spec and prose test ids, "
+            "8 pymongo releases x 8 targets x 3 repeats a night, plus one campaign record per cell per night; "
+            "~70% passed, ~28% skipped by the real requirements, ~2% failed or errors (planted regressions, "
+            "fixes, target bugs and flakes at 2-15%). About 1.4 KiB a row."
+        ),
+        (
+            "- **Sides** run one after the other, each in its own process (`process_meter.py`): `spark-core` "
+            "is the job (`reports.job.compute_tables` + `write_tables`, `local[*]`, the job's own session "
+            "settings) writing the five tables pandas also makes; `spark-all` writes every table of the job; "
+            "`pandas` is `pandas_baseline.py` (pyarrow JSON reader with an explicit schema, then pandas "
+            "groupby). Every side writes Parquet and CSV."
+        ),
+        (
+            "- **Job time** is measured inside the process from the first read to the last table written "
+            "(Spark's session start is excluded: it is a fixed ~5-10 s); **process wall** includes "
+            "interpreter, imports and JVM start."
+        ),
+        (
+            "- **Peak RSS** is the largest sum of RSS over the side's process and all its descendants "
+            "(the JVM included), sampled every 0.1 s by psutil from the runner; it counts shared pages once "
+            "per process. The kernel's own high-water mark of the largest single process is in the JSON "
+            "(`maxrss_largest`). A side whose tree passes its cap is killed and recorded as `exceeded N GiB`."
+        ),
+        (
+            "- **Other load** is the CPU (in cores, of 2) that processes outside the side kept busy while it "
+            "ran: the machine is shared with other work, and a side that ran beside a busy neighbour is slower "
+            "by about that share."
+        ),
+        "- The page cache is warmed by reading the data once before each side; the data are removed after each size.",
+        "",
+        "## Rerun",
+        "",
+        RERUN,
+        "",
+    ]
     return "\n".join(lines)
 
 

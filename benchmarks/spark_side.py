@@ -22,8 +22,8 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a script: make the repository importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.pandas_baseline import CORE_TABLES  # noqa: E402
-from benchmarks.side_timings import emit_timings  # noqa: E402
+from benchmarks.pandas_baseline import CORE_TABLES
+from benchmarks.side_timings import emit_timings
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -49,10 +49,15 @@ def main(argv: list[str] | None = None) -> int:
     write_tables(tables, args.out)
     done = time.perf_counter()
     rows = spark.read.parquet(str(args.out / "tables" / "cells")).agg({"verdicts": "sum"}).first()[0]
-    timings = {"rows": int(rows or 0), "session_s": started - began, "job_s": done - started,
-               "tables": sorted(tables), "master": spark.sparkContext.master,
-               "driver_memory": spark.conf.get("spark.driver.memory"),
-               "spark_version": spark.version}
+    timings = {
+        "rows": int(rows or 0),
+        "session_s": started - began,
+        "job_s": done - started,
+        "tables": sorted(tables),
+        "master": spark.sparkContext.master,
+        "driver_memory": spark.conf.get("spark.driver.memory"),
+        "spark_version": spark.version,
+    }
     spark.stop()
     emit_timings(timings, args.timings)
     return 0

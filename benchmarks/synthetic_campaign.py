@@ -21,8 +21,9 @@ EVENTS = 2000
 FAULTS = 10
 
 
-def campaign_record(provenance: RunProvenance, rng: Random, *, started_at: str, network: bool,
-                    anomaly_rate: float) -> dict[str, Any]:
+def campaign_record(
+    provenance: RunProvenance, rng: Random, *, started_at: str, network: bool, anomaly_rate: float
+) -> dict[str, Any]:
     """One ``format: campaign`` record: a seeded schedule, resumes, and now and then a delivery anomaly."""
     seed = rng.randrange(1, 2**31)
     kinds = KINDS if network else tuple(k for k in KINDS if k not in NETWORK_KINDS)
@@ -31,15 +32,31 @@ def campaign_record(provenance: RunProvenance, rng: Random, *, started_at: str, 
     faults, errors = [], []
     for fault in schedule:
         window = fault.param("window_ms", fault.param("down_ms", 200)) / 1000
-        faults.append({**fault.as_record(), "started_s": round(clock, 3), "window_s": round(window + 0.01, 3),
-                       "fired": 1 if fault.kind in FAILPOINT_KINDS else 0, "problems": []})
+        faults.append(
+            {
+                **fault.as_record(),
+                "started_s": round(clock, 3),
+                "window_s": round(window + 0.01, 3),
+                "fired": 1 if fault.kind in FAILPOINT_KINDS else 0,
+                "problems": [],
+            }
+        )
         if fault.kind in SURFACING_KINDS:
             code = fault.param("code")
-            errors.append({"received": fault.at_event, "stream": "next", "operation": "next",
-                           "error": f"OperationFailure, code {code}: Failing command via 'failCommand' failpoint",
-                           "code": code, "labels": [], "allowed": True,
-                           "reason": "not resumable: the spec says the error reaches the application",
-                           "fault": fault.describe(), "at_s": round(clock + 0.05, 3)})
+            errors.append(
+                {
+                    "received": fault.at_event,
+                    "stream": "next",
+                    "operation": "next",
+                    "error": f"OperationFailure, code {code}: Failing command via 'failCommand' failpoint",
+                    "code": code,
+                    "labels": [],
+                    "allowed": True,
+                    "reason": "not resumable: the spec says the error reaches the application",
+                    "fault": fault.describe(),
+                    "at_s": round(clock + 0.05, 3),
+                }
+            )
         clock += window + rng.uniform(0.2, 1.2)
     received = list(range(EVENTS))
     if rng.random() < anomaly_rate:  # a resume from a stale token delivers one event twice
@@ -49,13 +66,30 @@ def campaign_record(provenance: RunProvenance, rng: Random, *, started_at: str, 
     duration = clock + EVENTS * 0.004
     name = f"seed={seed} events={EVENTS}"
     details = {
-        "seed": seed, "events": EVENTS, "faults_requested": FAULTS, "kinds": list(kinds), "skipped_kinds": [],
-        "faults": faults, "received": len(received),
+        "seed": seed,
+        "events": EVENTS,
+        "faults_requested": FAULTS,
+        "kinds": list(kinds),
+        "skipped_kinds": [],
+        "faults": faults,
+        "received": len(received),
         "resumes": sum(1 for f in schedule if f.kind not in SURFACING_KINDS and f.kind != "latency"),
         "aggregates": 1 + len(errors) + sum(1 for f in schedule if f.kind not in SURFACING_KINDS),
-        "errors": errors, "disallowed_errors": 0, "anomalies": [a.as_record() for a in anomalies], "problems": [],
+        "errors": errors,
+        "disallowed_errors": 0,
+        "anomalies": [a.as_record() for a in anomalies],
+        "problems": [],
         "duration_s": round(duration, 3),
     }
-    return make_record(provenance, format="campaign", file="campaign", test=name, test_id=f"campaign/campaign::{name}",
-                       outcome="failed" if anomalies else "passed", message=summarise(anomalies),
-                       started_at=started_at, duration_s=duration, details=details)
+    return make_record(
+        provenance,
+        format="campaign",
+        file="campaign",
+        test=name,
+        test_id=f"campaign/campaign::{name}",
+        outcome="failed" if anomalies else "passed",
+        message=summarise(anomalies),
+        started_at=started_at,
+        duration_s=duration,
+        details=details,
+    )

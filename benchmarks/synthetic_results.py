@@ -37,11 +37,20 @@ from random import Random
 if __package__ in (None, ""):  # run as a script: make the repository importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.synthetic_campaign import campaign_record  # noqa: E402
-from benchmarks.synthetic_world import (CAMPAIGNS_PER_CELL, CELLS, REPEATS, Behaviour, CatalogTest, Cell,  # noqa: E402
-                                        check_behaviours, load_catalog, plan_for)
-from harness.core.expectations import Expectations, KnownOutcome  # noqa: E402
-from harness.core.records import RunProvenance, make_record, record_line  # noqa: E402
+from benchmarks.synthetic_campaign import campaign_record
+from benchmarks.synthetic_world import (
+    CAMPAIGNS_PER_CELL,
+    CELLS,
+    REPEATS,
+    Behaviour,
+    CatalogTest,
+    Cell,
+    check_behaviours,
+    load_catalog,
+    plan_for,
+)
+from harness.core.expectations import Expectations, KnownOutcome
+from harness.core.records import RunProvenance, make_record, record_line
 
 #: Midnight UTC of the first night (2025-11-24); night n is this plus n days.
 FIRST_NIGHT = 1_763_942_400
@@ -72,9 +81,19 @@ def _cut(record: dict, start_key: str, end_key: str | None) -> str:
 
 
 def _template(provenance: RunProvenance, test: CatalogTest) -> dict:
-    return make_record(provenance, format=test.format, file=test.file, test=test.test, test_id=test.test_id,
-                       line=test.line, outcome=_MARK, message=_MARK, started_at=_MARK, duration_s=0.0,
-                       expectation={"expected": True, "kind": "pass", "reason": ""})
+    return make_record(
+        provenance,
+        format=test.format,
+        file=test.file,
+        test=test.test,
+        test_id=test.test_id,
+        line=test.line,
+        outcome=_MARK,
+        message=_MARK,
+        started_at=_MARK,
+        duration_s=0.0,
+        expectation={"expected": True, "kind": "pass", "reason": ""},
+    )
 
 
 class _Clock:
@@ -102,9 +121,17 @@ class NightWriter:
         self.plans = [[plan_for(test, cell) for test in self.tests] for cell in CELLS]
         dummy = RunProvenance(run_id="x", target={}, driver={})
         self.heads = [_cut(_template(dummy, t), "", "outcome") for t in self.tests]
-        self.known = [Expectations([KnownOutcome(t.test_id, b.outcome, b.known_reason)
-                                    for t, plan in zip(self.tests, plans) for b in plan.failures if b.known_reason])
-                      for plans in self.plans]
+        self.known = [
+            Expectations(
+                [
+                    KnownOutcome(t.test_id, b.outcome, b.known_reason)
+                    for t, plan in zip(self.tests, plans, strict=True)
+                    for b in plan.failures
+                    if b.known_reason
+                ]
+            )
+            for plans in self.plans
+        ]
         self._expectation: dict[tuple[int, str, str], str] = {}
         self.clock = _Clock()
         self.rows_per_night = len(CELLS) * (REPEATS * len(self.tests) + CAMPAIGNS_PER_CELL)
@@ -140,26 +167,42 @@ class NightWriter:
                         left -= 1
                         yield record_line(campaign) + "\n"
 
-    def _provenance(self, rng: Random, cell: Cell, t: float, matrix_id: str, repeat: int,
-                    campaign: bool = False) -> RunProvenance:
+    def _provenance(
+        self, rng: Random, cell: Cell, t: float, matrix_id: str, repeat: int, campaign: bool = False
+    ) -> RunProvenance:
         run_id = time.strftime("%Y%m%dT%H%M%SZ-", time.gmtime(t)) + f"{rng.getrandbits(32):08x}"
         target = cell.target
         port = 27017 if target.kind == "uri" else rng.randrange(32768, 61000)
         labels = cell.labels(matrix_id, repeat)
-        extra = {"labels": labels} if campaign else {
-            "expectations_file": "specs/expectations/secantusdb.yml" if target.package_version else "<none>",
-            "labels": labels}
-        return RunProvenance(run_id=run_id, target=target.info(port).as_record(),
-                             driver={"name": "pymongo", "version": cell.driver_version},
-                             failpoints=target.failpoints, extra=extra)
+        extra = (
+            {"labels": labels}
+            if campaign
+            else {
+                "expectations_file": "specs/expectations/secantusdb.yml" if target.package_version else "<none>",
+                "labels": labels,
+            }
+        )
+        return RunProvenance(
+            run_id=run_id,
+            target=target.info(port).as_record(),
+            driver={"name": "pymongo", "version": cell.driver_version},
+            failpoints=target.failpoints,
+            extra=extra,
+        )
 
     def _campaign(self, rng: Random, cell: Cell, t: float, matrix_id: str) -> dict:
         provenance = self._provenance(rng, cell, t, matrix_id, 1, campaign=True)
-        return campaign_record(provenance, rng, started_at=self.clock.iso(t), network=cell.target.network_faults,
-                               anomaly_rate=0.2 if cell.target.failpoints == "emulated" else 0.02)
+        return campaign_record(
+            provenance,
+            rng,
+            started_at=self.clock.iso(t),
+            network=cell.target.network_faults,
+            anomaly_rate=0.2 if cell.target.failpoints == "emulated" else 0.02,
+        )
 
-    def _run(self, rng: Random, cell_index: int, provenance: RunProvenance, t: float,
-             count: int) -> tuple[list[str], float]:
+    def _run(
+        self, rng: Random, cell_index: int, provenance: RunProvenance, t: float, count: int
+    ) -> tuple[list[str], float]:
         """One harness run of the cell: ``count`` tests in catalog order, each line complete."""
         tail = _cut(_template(provenance, self.tests[0]), "run_id", "expectation")
         plans, heads, iso, random = self.plans[cell_index], self.heads, self.clock.iso, rng.random
@@ -183,11 +226,16 @@ class NightWriter:
                     outcome = behaviour.outcome
                     text = behaviour.message(rng)
                     message, mismatches = json.dumps(text), json.dumps(list(behaviour.mismatches))
-                    duration = (10.0 + 0.05 * random()) if text.startswith("timed out after 10s") else \
-                        test.duration_s * (1.0 + random())
-            lines.append(f'{heads[index]}"outcome": "{outcome}", "message": {message}, "mismatches": {mismatches}, '
-                         f'"started_at": "{iso(t)}", "duration_s": {round(duration, 6)!r}, {tail}'
-                         f'"expectation": {self.expectation(cell_index, test.test_id, outcome)}}}\n')
+                    duration = (
+                        (10.0 + 0.05 * random())
+                        if text.startswith("timed out after 10s")
+                        else test.duration_s * (1.0 + random())
+                    )
+            lines.append(
+                f'{heads[index]}"outcome": "{outcome}", "message": {message}, "mismatches": {mismatches}, '
+                f'"started_at": "{iso(t)}", "duration_s": {round(duration, 6)!r}, {tail}'
+                f'"expectation": {self.expectation(cell_index, test.test_id, outcome)}}}\n'
+            )
             t += duration + 0.002 + 0.01 * random()
         return lines, t
 
@@ -235,9 +283,17 @@ def generate(rows: int, seed: int, out: Path, *, parts: int | None = None, worke
     total = sum(lines for _, lines, _ in written)
     if total != rows:
         raise RuntimeError(f"wrote {total} lines, expected {rows}")
-    manifest = Manifest(rows=rows, seed=seed, parts=parts, nights=nights, rows_per_night=per_night,
-                        bytes=sum(size for _, _, size in written), seconds=round(seconds, 2), workers=workers,
-                        files=[Path(path).name for path, _, _ in written])
+    manifest = Manifest(
+        rows=rows,
+        seed=seed,
+        parts=parts,
+        nights=nights,
+        rows_per_night=per_night,
+        bytes=sum(size for _, _, size in written),
+        seconds=round(seconds, 2),
+        workers=workers,
+        files=[Path(path).name for path, _, _ in written],
+    )
     (out / MANIFEST).write_text(json.dumps(asdict(manifest), indent=1) + "\n")
     return manifest
 
@@ -258,13 +314,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rows", type=int, required=True, help="records to write")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--out", type=Path, required=True, help="directory for part-NNNNN.jsonl files")
-    parser.add_argument("--parts", type=int, default=None, help="part files (default: one per million rows, at least one per worker)")
+    parser.add_argument(
+        "--parts", type=int, default=None, help="part files (default: one per million rows, at least one per worker)"
+    )
     parser.add_argument("--workers", type=int, default=None, help="processes writing parts (default: CPUs)")
     args = parser.parse_args(argv)
     manifest = generate(args.rows, args.seed, args.out, parts=args.parts, workers=args.workers)
-    print(f"{manifest.rows:,} rows in {manifest.parts} part(s), {manifest.bytes / 2**30:.2f} GiB, "
-          f"{manifest.seconds:.1f} s ({manifest.rows / manifest.seconds:,.0f} rows/s, {manifest.workers} worker(s)) "
-          f"-> {args.out}")
+    print(
+        f"{manifest.rows:,} rows in {manifest.parts} part(s), {manifest.bytes / 2**30:.2f} GiB, "
+        f"{manifest.seconds:.1f} s ({manifest.rows / manifest.seconds:,.0f} rows/s, {manifest.workers} worker(s)) "
+        f"-> {args.out}"
+    )
     return 0
 
 

@@ -66,34 +66,83 @@ class TargetSpec:
 
     def info(self, port: int) -> TargetInfo:
         hosts = [f"127.0.0.1:{port + i}" for i in range(self.hosts)]
-        details: dict[str, Any] = {"setName": None if self.topology == "sharded" else "secantus" if self.package_version
-                                   else "rs0",
-                                   "hosts": None if self.topology == "sharded" else hosts,
-                                   "gitVersion": "0" * 40 if self.package_version else "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678"}
+        details: dict[str, Any] = {
+            "setName": None if self.topology == "sharded" else "secantus" if self.package_version else "rs0",
+            "hosts": None if self.topology == "sharded" else hosts,
+            "gitVersion": "0" * 40 if self.package_version else "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678",
+        }
         if self.package_version:
-            details.update({"package": "secantusdb", "package_version": self.package_version,
-                            "test_commands": self.failpoints == "native",
-                            "log": f"/tmp/secantus-{self.kind}-{port:05d}.log"})
+            details.update(
+                {
+                    "package": "secantusdb",
+                    "package_version": self.package_version,
+                    "test_commands": self.failpoints == "native",
+                    "log": f"/tmp/secantus-{self.kind}-{port:05d}.log",
+                }
+            )
         if self.network_faults:  # as faults/network/target.py records the Toxiproxy in the path
-            details["network_faults"] = {"toxiproxy": "2.12.0", "proxy": f"127.0.0.1:{port + 1000}",
-                                         "upstream": hosts[0]}
-        return TargetInfo(kind=self.kind, name=self.name, version=self.server_version, topology=self.topology,
-                          uri=f"mongodb://{','.join(hosts[:1] if self.topology == 'sharded' else hosts)}/",
-                          max_wire_version=25 if self.server_version.startswith("8.0") else
-                          21 if self.server_version.startswith("7.") else 27, details=details)
+            details["network_faults"] = {
+                "toxiproxy": "2.12.0",
+                "proxy": f"127.0.0.1:{port + 1000}",
+                "upstream": hosts[0],
+            }
+        return TargetInfo(
+            kind=self.kind,
+            name=self.name,
+            version=self.server_version,
+            topology=self.topology,
+            uri=f"mongodb://{','.join(hosts[:1] if self.topology == 'sharded' else hosts)}/",
+            max_wire_version=25
+            if self.server_version.startswith("8.0")
+            else 21
+            if self.server_version.startswith("7.")
+            else 27,
+            details=details,
+        )
 
 
 TARGETS = (
-    *(TargetSpec("embedded", "secantusdb", server, "replicaset", "native", package_version=package)
-      for package, server in SECANTUS_SERVER.items()),
-    TargetSpec("daemon", "secantusdb", "8.2.11", "replicaset", "emulated", package_version="0.7.0b3",
-               matrix_target="secantusdb-daemon"),
-    TargetSpec("uri", "uri", "7.0.14", "replicaset", "native", hosts=3,
-               matrix_target="uri=mongodb://127.0.0.1:27017,127.0.0.1:27018,127.0.0.1:27019/?replicaSet=rs70"),
-    TargetSpec("uri", "uri", "8.0.4", "replicaset", "native", hosts=3, network_faults=True,
-               matrix_target="uri=mongodb://127.0.0.1:27117,127.0.0.1:27118,127.0.0.1:27119/?replicaSet=rs80"),
-    TargetSpec("uri", "uri", "8.0.4", "sharded", "native", hosts=2,
-               matrix_target="uri=mongodb://127.0.0.1:27217,127.0.0.1:27218/"),
+    *(
+        TargetSpec("embedded", "secantusdb", server, "replicaset", "native", package_version=package)
+        for package, server in SECANTUS_SERVER.items()
+    ),
+    TargetSpec(
+        "daemon",
+        "secantusdb",
+        "8.2.11",
+        "replicaset",
+        "emulated",
+        package_version="0.7.0b3",
+        matrix_target="secantusdb-daemon",
+    ),
+    TargetSpec(
+        "uri",
+        "uri",
+        "7.0.14",
+        "replicaset",
+        "native",
+        hosts=3,
+        matrix_target="uri=mongodb://127.0.0.1:27017,127.0.0.1:27018,127.0.0.1:27019/?replicaSet=rs70",
+    ),
+    TargetSpec(
+        "uri",
+        "uri",
+        "8.0.4",
+        "replicaset",
+        "native",
+        hosts=3,
+        network_faults=True,
+        matrix_target="uri=mongodb://127.0.0.1:27117,127.0.0.1:27118,127.0.0.1:27119/?replicaSet=rs80",
+    ),
+    TargetSpec(
+        "uri",
+        "uri",
+        "8.0.4",
+        "sharded",
+        "native",
+        hosts=2,
+        matrix_target="uri=mongodb://127.0.0.1:27217,127.0.0.1:27218/",
+    ),
 )
 
 
@@ -106,8 +155,9 @@ class Cell:
         """The labels ``harness matrix`` gives every record of this cell's run (``--label KEY=VALUE``: text)."""
         from harness.matrix.cells import Cell as MatrixCell
 
-        cell = MatrixCell(pymongo=self.driver_version, target=self.target.matrix_target,
-                          secantusdb=self.target.package_version)
+        cell = MatrixCell(
+            pymongo=self.driver_version, target=self.target.matrix_target, secantusdb=self.target.package_version
+        )
         return {key: str(value) for key, value in {**cell.labels(matrix_id), "repeat": repeat}.items()}
 
 
@@ -130,11 +180,26 @@ def load_catalog() -> list[CatalogTest]:
     entries = json.loads(CATALOG.read_text(encoding="utf-8"))["tests"]
     tests = []
     for e in entries:
-        groups = [[Requirement(min_server_version=r.get("min"), max_server_version=r.get("max"),
-                               topologies=tuple(r["topologies"]) if "topologies" in r else None) for r in group]
-                  for group in e["requires"]]
-        spec = SpecTest(file=e["file"], format=e["format"], description=e["test"], comparator="", line=e["line"],
-                        requirements=groups, uses_failpoints=e["uses_failpoints"])
+        groups = [
+            [
+                Requirement(
+                    min_server_version=r.get("min"),
+                    max_server_version=r.get("max"),
+                    topologies=tuple(r["topologies"]) if "topologies" in r else None,
+                )
+                for r in group
+            ]
+            for group in e["requires"]
+        ]
+        spec = SpecTest(
+            file=e["file"],
+            format=e["format"],
+            description=e["test"],
+            comparator="",
+            line=e["line"],
+            requirements=groups,
+            uses_failpoints=e["uses_failpoints"],
+        )
         tests.append(CatalogTest(e["format"], e["file"], e["test"], e["test_id"], e["line"], e["duration_s"], spec))
     return tests
 
@@ -154,10 +219,14 @@ def prose_skip(test: CatalogTest, target: TargetSpec) -> str | None:
     number = test.test.split(":", 1)[0]
     if number == "6":
         if target.topology != "replicaset" or target.hosts < 2:
-            return (f"needs a replica set with several members to choose from; the target is "
-                    f"{target.topology} with {target.hosts} host(s)")
-        return ("not automated yet: judging it needs the server address of each command event, "
-                "which the driver seam's ObservedEvent does not carry")
+            return (
+                f"needs a replica set with several members to choose from; the target is "
+                f"{target.topology} with {target.hosts} host(s)"
+            )
+        return (
+            "not automated yet: judging it needs the server address of each command event, "
+            "which the driver seam's ObservedEvent does not carry"
+        )
     if number == "14" and target.topology == "sharded":
         return "startAfter and resumeAfter tokens differ per shard on a sharded cluster"
     if number == "19" and version_tuple(target.server_version) < (7, 0):
@@ -194,8 +263,9 @@ def _ts(rng: Random) -> str:
     return f"Timestamp({1_760_000_000 + rng.randrange(10_000_000)}, {rng.randrange(1, 40)})"
 
 
-def driver_error(where: str, kind: str, code: int, name: str, text: Callable[[Random], str],
-                 how: str = "raised an unexpected error") -> Message:
+def driver_error(
+    where: str, kind: str, code: int, name: str, text: Callable[[Random], str], how: str = "raised an unexpected error"
+) -> Message:
     """``operations[i]: op raised ...: OperationFailure, code N (Name): text`` as ``ErrorInfo.describe`` writes it."""
     return lambda rng: f"{where} {how}: {kind}, code {code} ({name}): {text(rng)}"
 
@@ -232,99 +302,235 @@ RESUME_TOKEN_LOST = "Resume of change stream was not possible, as the resume poi
 
 BEHAVIOURS: tuple[Behaviour, ...] = (
     # Regression in pymongo 4.15.5, fixed in 4.18.3: the comment is no longer sent on getMore.
-    Behaviour("getMore comment dropped", ("unified/change-streams::Test that comment is set on getMore",),
-              lambda c: (4, 15, 5) <= version_tuple(c.driver_version) < (4, 18, 3), 1.0, "failed",
-              fixed("expectEvents[0].events[1]: event does not match: commandStartedEvent(getMore): "
-                    "command.comment: expected {'name': 'test1'}, got None (key missing)"),
-              ("expectEvents[0].events[1].command.comment: expected {'name': 'test1'}, got None (key missing)",)),
+    Behaviour(
+        "getMore comment dropped",
+        ("unified/change-streams::Test that comment is set on getMore",),
+        lambda c: (4, 15, 5) <= version_tuple(c.driver_version) < (4, 18, 3),
+        1.0,
+        "failed",
+        fixed(
+            "expectEvents[0].events[1]: event does not match: commandStartedEvent(getMore): "
+            "command.comment: expected {'name': 'test1'}, got None (key missing)"
+        ),
+        ("expectEvents[0].events[1].command.comment: expected {'name': 'test1'}, got None (key missing)",),
+    ),
     # Old drivers do not surface wallTime: fixed from pymongo 4.10.1 on.
-    Behaviour("wallTime missing", ("unified/change-streams::Test wallTime field is set in a change event",),
-              lambda c: version_tuple(c.driver_version) < (4, 10, 1), 1.0, "failed",
-              fixed("operations[2]: iterateUntilDocumentOrError result does not match: wallTime: "
-                    "expected {'$$exists': True}, got None (key missing)"),
-              ("wallTime: expected {'$$exists': True}, got None (key missing)",)),
+    Behaviour(
+        "wallTime missing",
+        ("unified/change-streams::Test wallTime field is set in a change event",),
+        lambda c: version_tuple(c.driver_version) < (4, 10, 1),
+        1.0,
+        "failed",
+        fixed(
+            "operations[2]: iterateUntilDocumentOrError result does not match: wallTime: "
+            "expected {'$$exists': True}, got None (key missing)"
+        ),
+        ("wallTime: expected {'$$exists': True}, got None (key missing)",),
+    ),
     # Regression in pymongo 4.18.3: a killCursors error during a resume reaches the application.
-    Behaviour("killCursors error raised", ("prose/change-streams-prose::8: an error from killCursors during a resume "
-                                           "is not raised to the application",),
-              _driver_at_least("4.18.3"), 1.0, "failed",
-              lambda rng: (f"prose test 8: an error from killCursors during a resume is not raised to the application: "
-                           f"OperationFailure, code 237 (CursorKilled): cursor id {_cursor(rng)} was killed")),
+    Behaviour(
+        "killCursors error raised",
+        ("prose/change-streams-prose::8: an error from killCursors during a resume is not raised to the application",),
+        _driver_at_least("4.18.3"),
+        1.0,
+        "failed",
+        lambda rng: (
+            f"prose test 8: an error from killCursors during a resume is not raised to the application: "
+            f"OperationFailure, code 237 (CursorKilled): cursor id {_cursor(rng)} was killed"
+        ),
+    ),
     # SecantusDB before 0.7.0b2 reports modify events as updates (fixed in 0.7.0b2; a known failure until then).
-    Behaviour("modify reported as update",
-              ("unified/change-streams-showExpandedEvents::when showExpandedEvents is true, modify events are reported",),
-              _secantus("0.6.4", "0.7.0b1"), 1.0, "failed",
-              fixed("expectEvents[0].events[1]: event does not match: operationType: expected 'modify', got 'update'"),
-              ("expectEvents[0].events[1].operationType: expected 'modify', got 'update'",),
-              known_reason="SecantusDB reports collMod as an update event before 0.7.0b2"),
+    Behaviour(
+        "modify reported as update",
+        ("unified/change-streams-showExpandedEvents::when showExpandedEvents is true, modify events are reported",),
+        _secantus("0.6.4", "0.7.0b1"),
+        1.0,
+        "failed",
+        fixed("expectEvents[0].events[1]: event does not match: operationType: expected 'modify', got 'update'"),
+        ("expectEvents[0].events[1].operationType: expected 'modify', got 'update'",),
+        known_reason="SecantusDB reports collMod as an update event before 0.7.0b2",
+    ),
     # Regression in SecantusDB 0.7.0b3: required pre-images are lost after a collMod.
-    Behaviour("pre-image lost", ("unified/change-streams-pre_and_post_images::fullDocumentBeforeChange:required with "
-                                 "changeStreamPreAndPostImages enabled",
-                                 "unified/change-streams-pre_and_post_images::fullDocument:required with "
-                                 "changeStreamPreAndPostImages enabled"),
-              _secantus("0.7.0b3"), 1.0, "failed",
-              driver_error("operations[3]: iterateUntilDocumentOrError", "OperationFailure", 280, "ChangeStreamFatalError",
-                           lambda rng: (f"Change stream was configured to require a pre-image for all update, delete "
-                                        f"and replace events, but the pre-image was not found for event "
-                                        f"{{_id: ObjectId('{_oid(rng)}'), ts: {_ts(rng)}}}"))),
+    Behaviour(
+        "pre-image lost",
+        (
+            (
+                "unified/change-streams-pre_and_post_images::fullDocumentBeforeChange:required with "
+                "changeStreamPreAndPostImages enabled"
+            ),
+            (
+                "unified/change-streams-pre_and_post_images::fullDocument:required with "
+                "changeStreamPreAndPostImages enabled"
+            ),
+        ),
+        _secantus("0.7.0b3"),
+        1.0,
+        "failed",
+        driver_error(
+            "operations[3]: iterateUntilDocumentOrError",
+            "OperationFailure",
+            280,
+            "ChangeStreamFatalError",
+            lambda rng: (
+                f"Change stream was configured to require a pre-image for all update, delete "
+                f"and replace events, but the pre-image was not found for event "
+                f"{{_id: ObjectId('{_oid(rng)}'), ts: {_ts(rng)}}}"
+            ),
+        ),
+    ),
     # On the sharded cluster, enabling pre- and post-images through mongos is refused (every driver, every night).
-    Behaviour("pre-images through mongos", tuple(
-        f"unified/change-streams-pre_and_post_images::{name} with changeStreamPreAndPostImages {state}"
-        for name in ("fullDocument:whenAvailable", "fullDocument:required", "fullDocumentBeforeChange:whenAvailable",
-                     "fullDocumentBeforeChange:required", "fullDocumentBeforeChange:off")
-        for state in ("enabled", "disabled")),
-              lambda c: c.target.topology == "sharded", 1.0, "failed",
-              driver_error("operations[0]: createCollection", "OperationFailure", 72, "InvalidOptions",
-                           lambda rng: (f"changeStreamPreAndPostImages is not supported through mongos for "
-                                        f"'db{rng.randrange(1, 9)}.coll' (cluster time {_ts(rng)})"))),
+    Behaviour(
+        "pre-images through mongos",
+        tuple(
+            f"unified/change-streams-pre_and_post_images::{name} with changeStreamPreAndPostImages {state}"
+            for name in (
+                "fullDocument:whenAvailable",
+                "fullDocument:required",
+                "fullDocumentBeforeChange:whenAvailable",
+                "fullDocumentBeforeChange:required",
+                "fullDocumentBeforeChange:off",
+            )
+            for state in ("enabled", "disabled")
+        ),
+        lambda c: c.target.topology == "sharded",
+        1.0,
+        "failed",
+        driver_error(
+            "operations[0]: createCollection",
+            "OperationFailure",
+            72,
+            "InvalidOptions",
+            lambda rng: (
+                f"changeStreamPreAndPostImages is not supported through mongos for "
+                f"'db{rng.randrange(1, 9)}.coll' (cluster time {_ts(rng)})"
+            ),
+        ),
+    ),
     # The wire proxy's emulated fail points answer these three with the wrong error labels.
-    Behaviour("emulated labels", tuple(f"unified/change-streams-resume-errorLabels::change stream resumes after {n}"
-                                       for n in ("StaleShardVersion", "StaleEpoch", "RetryChangeStream")),
-              lambda c: c.target.failpoints == "emulated", 1.0, "error",
-              lambda rng: "operations[1]: iterateUntilDocumentOrError raised the wrong error: OperationFailure, "
-                          "code {} ({}): ".format(*rng.choice(((63, "StaleConfig"), (150, "StaleEpoch"),
-                                                               (234, "RetryChangeStream"))))
-                          + f"failCommand emulated by the wire proxy at 127.0.0.1:{_port(rng)} without errorLabels"),
+    Behaviour(
+        "emulated labels",
+        tuple(
+            f"unified/change-streams-resume-errorLabels::change stream resumes after {n}"
+            for n in ("StaleShardVersion", "StaleEpoch", "RetryChangeStream")
+        ),
+        lambda c: c.target.failpoints == "emulated",
+        1.0,
+        "error",
+        lambda rng: (
+            "operations[1]: iterateUntilDocumentOrError raised the wrong error: OperationFailure, "
+            "code {} ({}): ".format(*rng.choice(((63, "StaleConfig"), (150, "StaleEpoch"), (234, "RetryChangeStream"))))
+            + f"failCommand emulated by the wire proxy at 127.0.0.1:{_port(rng)} without errorLabels"
+        ),
+    ),
     # Flaky everywhere (2%): the cursor is reaped between two getMores.
-    Behaviour("cursor reaped", ("unified/change-streams::Test consecutive resume", "legacy/change-streams::Test consecutive resume"),
-              lambda c: True, 0.02, "failed",
-              driver_error("operations[4]: iterateUntilDocumentOrError", "OperationFailure", 43, "CursorNotFound",
-                           lambda rng: f"cursor id {_cursor(rng)} not found")),
+    Behaviour(
+        "cursor reaped",
+        ("unified/change-streams::Test consecutive resume", "legacy/change-streams::Test consecutive resume"),
+        lambda c: True,
+        0.02,
+        "failed",
+        driver_error(
+            "operations[4]: iterateUntilDocumentOrError",
+            "OperationFailure",
+            43,
+            "CursorNotFound",
+            lambda rng: f"cursor id {_cursor(rng)} not found",
+        ),
+    ),
     # Flaky on the sharded cluster (8%): a network error the resume cannot ride out.
-    Behaviour("sharded network error", ("legacy/change-streams-resume-allowlist::change stream resumes after a network error",
-                                        "unified/change-streams-resume-allowlist::change stream resumes after a network error"),
-              lambda c: c.target.topology == "sharded", 0.08, "error",
-              driver_error("operations[1]: iterateUntilDocumentOrError", "OperationFailure", 6, "HostUnreachable",
-                           lambda rng: (f"Error on remote shard shard0{rng.randrange(3)}-rs:{_port(rng)} :: caused by :: "
-                                        f"Connection refused"))),
+    Behaviour(
+        "sharded network error",
+        (
+            "legacy/change-streams-resume-allowlist::change stream resumes after a network error",
+            "unified/change-streams-resume-allowlist::change stream resumes after a network error",
+        ),
+        lambda c: c.target.topology == "sharded",
+        0.08,
+        "error",
+        driver_error(
+            "operations[1]: iterateUntilDocumentOrError",
+            "OperationFailure",
+            6,
+            "HostUnreachable",
+            lambda rng: (
+                f"Error on remote shard shard0{rng.randrange(3)}-rs:{_port(rng)} :: caused by :: Connection refused"
+            ),
+        ),
+    ),
     # Flaky behind Toxiproxy (4%): the oplog rolled past the resume token while the link was down.
-    Behaviour("history lost", tuple(f"unified/change-streams-resume-errorLabels::change stream resumes after {n}"
-                                    for n in ("HostUnreachable", "NetworkTimeout", "SocketException")),
-              lambda c: c.target.network_faults, 0.04, "failed",
-              driver_error("operations[2]: iterateUntilDocumentOrError", "OperationFailure", 286, "ChangeStreamHistoryLost",
-                           lambda rng: (f"Executor error during getMore :: caused by :: {RESUME_TOKEN_LOST} "
-                                        f"{{_data: \"82{rng.getrandbits(128):032X}\"}}"))),
+    Behaviour(
+        "history lost",
+        tuple(
+            f"unified/change-streams-resume-errorLabels::change stream resumes after {n}"
+            for n in ("HostUnreachable", "NetworkTimeout", "SocketException")
+        ),
+        lambda c: c.target.network_faults,
+        0.04,
+        "failed",
+        driver_error(
+            "operations[2]: iterateUntilDocumentOrError",
+            "OperationFailure",
+            286,
+            "ChangeStreamHistoryLost",
+            lambda rng: (
+                f"Executor error during getMore :: caused by :: {RESUME_TOKEN_LOST} "
+                f'{{_data: "82{rng.getrandbits(128):032X}"}}'
+            ),
+        ),
+    ),
     # Flaky on the daemon (5%): a time-out while the emulated fail point holds the getMore.
-    Behaviour("daemon timeout", ("unified/change-streams-resume-errorLabels::change stream resumes after PrimarySteppedDown",
-                                 "legacy/change-streams-resume-errorLabels::change stream resumes after PrimarySteppedDown"),
-              lambda c: c.target.kind == "daemon", 0.05, "error",
-              lambda rng: (f"timed out after 10s during operations[{rng.randrange(2, 4)}]: iterateUntilDocumentOrError "
-                           f"(the target or driver stopped answering)")),
+    Behaviour(
+        "daemon timeout",
+        (
+            "unified/change-streams-resume-errorLabels::change stream resumes after PrimarySteppedDown",
+            "legacy/change-streams-resume-errorLabels::change stream resumes after PrimarySteppedDown",
+        ),
+        lambda c: c.target.kind == "daemon",
+        0.05,
+        "error",
+        lambda rng: (
+            f"timed out after 10s during operations[{rng.randrange(2, 4)}]: iterateUntilDocumentOrError "
+            f"(the target or driver stopped answering)"
+        ),
+    ),
     # Flaky on embedded SecantusDB before 0.7.0b2 (15%), steady after: large events split out of order.
-    Behaviour("split fragments", ("prose/change-streams-prose::19: a change larger than a BSON document arrives split "
-                                  "into fragments",),
-              _secantus("0.6.4", "0.7.0b1"), 0.15, "failed",
-              lambda rng: (f"prose test 19: a change larger than a BSON document arrives split into fragments: "
-                           f"fragment {rng.randrange(2, 4)} arrived before fragment 1 "
-                           f"(event {{_id: ObjectId('{_oid(rng)}')}})")),
+    Behaviour(
+        "split fragments",
+        ("prose/change-streams-prose::19: a change larger than a BSON document arrives split into fragments",),
+        _secantus("0.6.4", "0.7.0b1"),
+        0.15,
+        "failed",
+        lambda rng: (
+            f"prose test 19: a change larger than a BSON document arrives split into fragments: "
+            f"fragment {rng.randrange(2, 4)} arrived before fragment 1 "
+            f"(event {{_id: ObjectId('{_oid(rng)}')}})"
+        ),
+    ),
     # Flaky on mongod 7.0 (3%): a primary step-down in the middle of the test.
-    Behaviour("stepdown", ("unified/change-streams::Test insert, update, replace, and delete event types",
-                           "unified/change-streams::Executing a watch helper on a Database results in notifications "
-                           "for changes to all collections in the specified database."),
-              lambda c: c.target.server_version.startswith("7.0"), 0.03, "error",
-              driver_error("initialData", "NotPrimaryError", 10107, "NotWritablePrimary",
-                           lambda rng: f"Not-primary error while processing 'insert' operation on 'db.coll' collection "
-                                       f"(replSetTerm {rng.randrange(2, 90)})",
-                           how="failed")),
+    Behaviour(
+        "stepdown",
+        (
+            "unified/change-streams::Test insert, update, replace, and delete event types",
+            (
+                "unified/change-streams::Executing a watch helper on a Database results in notifications "
+                "for changes to all collections in the specified database."
+            ),
+        ),
+        lambda c: c.target.server_version.startswith("7.0"),
+        0.03,
+        "error",
+        driver_error(
+            "initialData",
+            "NotPrimaryError",
+            10107,
+            "NotWritablePrimary",
+            lambda rng: (
+                f"Not-primary error while processing 'insert' operation on 'db.coll' collection "
+                f"(replSetTerm {rng.randrange(2, 90)})"
+            ),
+            how="failed",
+        ),
+    ),
 )
 
 

@@ -35,8 +35,16 @@ def _ordered() -> list[ProseTest]:
 
 def load_prose_checks() -> list[Check]:
     """One :class:`Check` per prose test (and variant), ordered by number."""
-    return [Check(format="prose", file=PROSE_FILE, name=test.name, open=partial(ProseContext, test=test),
-                  preflight=partial(preflight, test)) for test in _ordered()]
+    return [
+        Check(
+            format="prose",
+            file=PROSE_FILE,
+            name=test.name,
+            open=partial(ProseContext, test=test),
+            preflight=partial(preflight, test),
+        )
+        for test in _ordered()
+    ]
 
 
 def check_id(check: Check) -> str:

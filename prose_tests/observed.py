@@ -100,5 +100,10 @@ def token_cached_after(events: list[ObservedEvent], change: dict[str, Any]) -> t
     """
     batch, index = delivering_batch(events, change)
     if index == len(batch.documents) - 1 and batch.has_post_batch_resume_token:
-        return batch.post_batch_resume_token, f"the last document of its {batch.command_name} batch, so that reply's postBatchResumeToken"
-    return change.get("_id"), f"document {index + 1} of {len(batch.documents)} in its {batch.command_name} batch, so its _id"
+        return (
+            batch.post_batch_resume_token,
+            f"the last document of its {batch.command_name} batch, so that reply's postBatchResumeToken",
+        )
+    return change.get(
+        "_id"
+    ), f"document {index + 1} of {len(batch.documents)} in its {batch.command_name} batch, so its _id"

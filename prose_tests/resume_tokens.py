@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from prose_tests import observed
-from prose_tests.support import TestSkipped, ProseContext, expect, expect_token, prose_test, require
+from prose_tests.support import ProseContext, TestSkipped, expect, expect_token, prose_test, require
 
 #: Short server waits: these streams are iterated only after their changes are written (acknowledged), so an
 #: empty getMore only has to come back empty, and need not wait long for it.
@@ -32,8 +32,12 @@ def tracks_last_seen_token(cx: ProseContext) -> None:
         expect_token(cx.resume_token(), expected, f"after change {n} of 3 ({why})")
 
 
-@prose_test(11, "getResumeToken gives the postBatchResumeToken of an empty batch", variant="empty-batch",
-            min_server_version="4.0.7")
+@prose_test(
+    11,
+    "getResumeToken gives the postBatchResumeToken of an empty batch",
+    variant="empty-batch",
+    min_server_version="4.0.7",
+)
 def empty_batch_post_batch_token(cx: ProseContext) -> None:
     cx.open_client()
     cx.watch(maxAwaitTimeMS=QUICK_AWAIT_MS)
@@ -48,12 +52,19 @@ def empty_batch_post_batch_token(cx: ProseContext) -> None:
     require(not latest.documents, f"the latest {latest.command_name} batch was not empty")
     if not latest.has_post_batch_resume_token:
         raise TestSkipped(f"the target's {latest.command_name} reply carries no postBatchResumeToken")
-    expect_token(cx.resume_token(), latest.post_batch_resume_token,
-                 f"after an empty {latest.command_name} batch (the postBatchResumeToken of that reply)")
+    expect_token(
+        cx.resume_token(),
+        latest.post_batch_resume_token,
+        f"after an empty {latest.command_name} batch (the postBatchResumeToken of that reply)",
+    )
 
 
-@prose_test(11, "getResumeToken gives the postBatchResumeToken once a batch is fully iterated",
-            variant="iterated-batch", min_server_version="4.0.7")
+@prose_test(
+    11,
+    "getResumeToken gives the postBatchResumeToken once a batch is fully iterated",
+    variant="iterated-batch",
+    min_server_version="4.0.7",
+)
 def iterated_batch_post_batch_token(cx: ProseContext) -> None:
     cx.open_client()
     # The filtered-out last write lets a server move the batch's
@@ -64,11 +75,16 @@ def iterated_batch_post_batch_token(cx: ProseContext) -> None:
     last = cx.next_change()
     batch, index = observed.delivering_batch(cx.events(), last)
     require(index == len(batch.documents) - 1, "the second change was not the last of its batch")
-    expect(batch.has_post_batch_resume_token,
-           f"the {batch.command_name} reply that emptied the batch has no postBatchResumeToken (server >= 4.0.7)")
-    expect_token(cx.resume_token(), batch.post_batch_resume_token,
-                 f"after iterating the last document of a {batch.command_name} batch of {len(batch.documents)} "
-                 "(that reply's postBatchResumeToken)")
+    expect(
+        batch.has_post_batch_resume_token,
+        f"the {batch.command_name} reply that emptied the batch has no postBatchResumeToken (server >= 4.0.7)",
+    )
+    expect_token(
+        cx.resume_token(),
+        batch.post_batch_resume_token,
+        f"after iterating the last document of a {batch.command_name} batch of {len(batch.documents)} "
+        "(that reply's postBatchResumeToken)",
+    )
 
 
 @prose_test(13, "getResumeToken gives the previous document's _id in the middle of a batch")
@@ -79,11 +95,16 @@ def mid_batch_document_id(cx: ProseContext) -> None:
     cx.next_change()
     second = cx.next_change()
     batch, index = observed.delivering_batch(cx.events(), second)
-    require(index < len(batch.documents) - 1,
-            f"the three inserts did not arrive in one batch (batch of {len(batch.documents)}, change at {index + 1})")
-    expect_token(cx.resume_token(), second["_id"],
-                 f"after document {index + 1} of a {batch.command_name} batch of {len(batch.documents)} "
-                 "(the _id of that document)")
+    require(
+        index < len(batch.documents) - 1,
+        f"the three inserts did not arrive in one batch (batch of {len(batch.documents)}, change at {index + 1})",
+    )
+    expect_token(
+        cx.resume_token(),
+        second["_id"],
+        f"after document {index + 1} of a {batch.command_name} batch of {len(batch.documents)} "
+        "(the _id of that document)",
+    )
 
 
 def _unread_first_batch(start_option: str | None, situation: str) -> Callable[[ProseContext], None]:
@@ -102,8 +123,10 @@ def _unread_first_batch(start_option: str | None, situation: str) -> Callable[[P
         cx.open_client()
         cx.watch(maxAwaitTimeMS=QUICK_AWAIT_MS, **option)
         replies = observed.batches(cx.events())
-        require(len(replies) == 1 and replies[0].command_name == "aggregate",
-                f"only the initial aggregate should have run; commands sent: {cx.command_list()}")
+        require(
+            len(replies) == 1 and replies[0].command_name == "aggregate",
+            f"only the initial aggregate should have run; commands sent: {cx.command_list()}",
+        )
         require(bool(replies[0].documents), "the initial aggregate returned an empty firstBatch")
         expect_token(cx.resume_token(), start, f"with an unread, non-empty first batch of a stream started {situation}")
 
@@ -112,12 +135,19 @@ def _unread_first_batch(start_option: str | None, situation: str) -> Callable[[P
 
 #: The initial aggregate of a sharded cluster only opens the shards' cursors: its first batch is always empty.
 NOT_SHARDED = ("single", "replicaset", "load-balanced")
-prose_test(14, "getResumeToken before iterating gives the startAfter token", variant="startAfter",
-           min_server_version="4.1.1", topologies=NOT_SHARDED)(
-    _unread_first_batch("startAfter", "with startAfter (the startAfter token)"))
-prose_test(14, "getResumeToken before iterating gives the resumeAfter token", variant="resumeAfter",
-           topologies=NOT_SHARDED)(
-    _unread_first_batch("resumeAfter", "with resumeAfter (the resumeAfter token)"))
-prose_test(14, "getResumeToken before iterating is empty without startAfter or resumeAfter", variant="neither",
-           topologies=NOT_SHARDED)(
-    _unread_first_batch(None, "with neither startAfter nor resumeAfter (nothing)"))
+prose_test(
+    14,
+    "getResumeToken before iterating gives the startAfter token",
+    variant="startAfter",
+    min_server_version="4.1.1",
+    topologies=NOT_SHARDED,
+)(_unread_first_batch("startAfter", "with startAfter (the startAfter token)"))
+prose_test(
+    14, "getResumeToken before iterating gives the resumeAfter token", variant="resumeAfter", topologies=NOT_SHARDED
+)(_unread_first_batch("resumeAfter", "with resumeAfter (the resumeAfter token)"))
+prose_test(
+    14,
+    "getResumeToken before iterating is empty without startAfter or resumeAfter",
+    variant="neither",
+    topologies=NOT_SHARDED,
+)(_unread_first_batch(None, "with neither startAfter nor resumeAfter (nothing)"))

@@ -44,7 +44,7 @@ class ProseTest:
 
     number: int
     title: str
-    body: Callable[["ProseContext"], None]
+    body: Callable[[ProseContext], None]
     variant: str = ""
     requirement: Requirement | None = None
     #: Whether the check needs a wire proxy in the driver's path (to reshape replies, or for fail points
@@ -72,9 +72,17 @@ class ProseTest:
 REGISTRY: list[ProseTest] = []
 
 
-def prose_test(number: int, title: str, *, variant: str = "", min_server_version: str | None = None,
-               topologies: tuple[str, ...] | None = None, shaping: bool = False,
-               revision: str = "", replica_set: bool = False) -> Callable[[Callable[["ProseContext"], None]], Any]:
+def prose_test(
+    number: int,
+    title: str,
+    *,
+    variant: str = "",
+    min_server_version: str | None = None,
+    topologies: tuple[str, ...] | None = None,
+    shaping: bool = False,
+    revision: str = "",
+    replica_set: bool = False,
+) -> Callable[[Callable[[ProseContext], None]], Any]:
     """Register a function as the check of prose test ``number`` (optionally one variant of it).
 
     ``shaping``: the check reshapes replies (:meth:`ProseContext.shape`), so its
@@ -84,7 +92,7 @@ def prose_test(number: int, title: str, *, variant: str = "", min_server_version
     README revision whose list numbers the test (not the live list).
     """
 
-    def register(body: Callable[["ProseContext"], None]) -> Callable[["ProseContext"], None]:
+    def register(body: Callable[[ProseContext], None]) -> Callable[[ProseContext], None]:
         requirement = None
         if min_server_version or topologies:
             requirement = Requirement(min_server_version=min_server_version, topologies=topologies)
@@ -117,12 +125,15 @@ class ProseContext(Case):
         self.app_name = f"prose-{test.short_id}"[:40]
         self.shaping: Any = None  # the ReplyShapingOwner of the proxy in the driver's path (shaping checks)
         self.proxy: Any = None  # the faults.wire.shaping_route.TestProxy in the driver's path (shaping checks)
-        #: The emulated replica set in the driver's path (replica-set checks): faults.wire.replica_set.EmulatedReplicaSet.
+        #: The emulated replica set in the driver's path (replica-set checks):
+        #: faults.wire.replica_set.EmulatedReplicaSet.
         self.replica_set: Any = None
         self._replica_set_route: Any = None
         if test.revision:
-            self.details["prose_source"] = (f"mongodb/specifications@{test.revision}:"
-                                            f"source/change-streams/tests/README.rst, prose test {test.number}")
+            self.details["prose_source"] = (
+                f"mongodb/specifications@{test.revision}:"
+                f"source/change-streams/tests/README.rst, prose test {test.number}"
+            )
 
     def body(self) -> None:
         settings = self.run.options.settings
@@ -149,8 +160,8 @@ class ProseContext(Case):
 
     def _replica_set_uri(self) -> str:
         """The target presented as primary + two secondaries for this check (skipped where it cannot be)."""
-        from faults.wire.shaping_route import replica_set_for_test
         from faults.wire.replica_set import ReplicaSetConfigError
+        from faults.wire.shaping_route import replica_set_for_test
 
         try:
             self._replica_set_route = replica_set_for_test(self.run.target)
@@ -160,7 +171,8 @@ class ProseContext(Case):
         self.details["replica_set"] = {
             "members_at_start": {str(m.index): m.role for m in self.replica_set.members},
             "note": "emulated: one server behind one wire proxy per member; every member accepts every cursor, so "
-                    "where a command went is known only from the per-member log of arrived commands"}
+            "where a command went is known only from the per-member log of arrived commands",
+        }
         return self._replica_set_route.uri
 
     def _shaping_proxy_uri(self) -> str:
@@ -211,8 +223,9 @@ class ProseContext(Case):
     def open_client(self, collection_options: dict[str, Any] | None = None, **uri_options: Any) -> None:
         """A monitored client (named by ``appName`` so fail points hit only it), database, collection."""
         options = {"appName": self.app_name, **uri_options}
-        self.scope.create_entity(EntitySpec("client", CLIENT, {"observeEvents": ALL_COMMAND_EVENTS,
-                                                                 "uriOptions": options}))
+        self.scope.create_entity(
+            EntitySpec("client", CLIENT, {"observeEvents": ALL_COMMAND_EVENTS, "uriOptions": options})
+        )
         self.scope.create_entity(EntitySpec("database", DB, {"client": CLIENT, "databaseName": DATABASE}))
         collection = {"database": DB, "collectionName": self.collection_name}
         if collection_options:
@@ -225,8 +238,10 @@ class ProseContext(Case):
         try:
             return self.scope.run(Operation(name, entity, arguments))
         except DriverOperationError as exc:
-            raise TestFailure(f"{name} on {entity} raised an unexpected error: {exc.info.describe()}"
-                              f"\n  commands sent: {self.command_list()}") from exc
+            raise TestFailure(
+                f"{name} on {entity} raised an unexpected error: {exc.info.describe()}"
+                f"\n  commands sent: {self.command_list()}"
+            ) from exc
         except NoChangeWithin as exc:
             raise TestFailure(f"{name} on {entity}: {exc}\n  commands sent: {self.command_list()}") from exc
 
@@ -277,8 +292,13 @@ class ProseContext(Case):
 
     def fail_commands(self, commands: list[str], *, times: int = 1, **data: Any) -> None:
         """Arm ``failCommand`` for this check's client only; the run turns it off after the check."""
-        self.fail_point({"configureFailPoint": "failCommand", "mode": {"times": times},
-                         "data": {"failCommands": commands, "appName": self.app_name, **data}})
+        self.fail_point(
+            {
+                "configureFailPoint": "failCommand",
+                "mode": {"times": times},
+                "data": {"failCommands": commands, "appName": self.app_name, **data},
+            }
+        )
 
     def proxy_fail_point(self, command: dict[str, Any]) -> None:
         """Arm a fail point in the wire proxy in this check's path (checks registered with ``shaping=True``).
@@ -289,8 +309,9 @@ class ProseContext(Case):
         points) the run's manager owns it like any other.
         """
         if self.proxy is None:
-            raise HarnessError(f"prose test {self.test.name} arms a proxy fail point but was not registered "
-                               "with shaping=True")
+            raise HarnessError(
+                f"prose test {self.test.name} arms a proxy fail point but was not registered with shaping=True"
+            )
         if self.proxy.own_proxy is None:
             self.fail_point(command)
             return
@@ -300,8 +321,9 @@ class ProseContext(Case):
     def member_fail_point(self, index: int, command: dict[str, Any]) -> None:
         """Arm a fail point in one member of the emulated replica set only; turned off when the check closes."""
         if self._replica_set_route is None:
-            raise HarnessError(f"prose test {self.test.name} arms a member's fail point but was not registered "
-                               "with replica_set=True")
+            raise HarnessError(
+                f"prose test {self.test.name} arms a member's fail point but was not registered with replica_set=True"
+            )
         with self.guarded():
             self._replica_set_route.arm_fail_point(index, command)
 
@@ -324,4 +346,4 @@ def preflight(test: ProseTest, run: Any) -> Verdict | None:
     return Verdict(SKIPPED, reason) if reason else None
 
 
-__all__ = ["ProseContext", "ProseTest", "REGISTRY", "expect", "expect_token", "preflight", "prose_test", "require"]
+__all__ = ["REGISTRY", "ProseContext", "ProseTest", "expect", "expect_token", "preflight", "prose_test", "require"]

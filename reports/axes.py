@@ -32,9 +32,9 @@ def version_status(verdicts: DataFrame, dimension: DataFrame) -> DataFrame:
     frames = []
     for axis in AXES:
         known = verdicts.where(F.col(axis).isNotNull() & (F.col(axis) != UNKNOWN))
-        grouped = known.groupBy(F.lit(axis).alias("axis"), cell_name(omit=axis).alias("context"), "test_id",
-                                F.col(axis).alias("version")).agg(
-            F.min("test").alias("test"), *outcome_counts(), latest_failure_message(), latest_skip_reason())
+        grouped = known.groupBy(
+            F.lit(axis).alias("axis"), cell_name(omit=axis).alias("context"), "test_id", F.col(axis).alias("version")
+        ).agg(F.min("test").alias("test"), *outcome_counts(), latest_failure_message(), latest_skip_reason())
         frames.append(grouped)
     stacked = frames[0]
     for frame in frames[1:]:
@@ -50,12 +50,16 @@ def _version_where(condition: Column, pick: str = "min") -> Column:
 
 def first_pass(status: DataFrame) -> DataFrame:
     """One row per axis x context x test: the first version where it passes, and the versions tested."""
-    return sorted_table(status.groupBy(*KEYS).agg(
-        F.min("test").alias("test"),
-        _version_where(F.col("status") == "pass").alias("first_pass_version"),
-        _version_where(F.col("status") != "skip").alias("first_version"),
-        _version_where(F.col("status") != "skip", "max").alias("last_version"),
-        F.count_if(F.col("status") != "skip").alias("versions_decided")), *KEYS)
+    return sorted_table(
+        status.groupBy(*KEYS).agg(
+            F.min("test").alias("test"),
+            _version_where(F.col("status") == "pass").alias("first_pass_version"),
+            _version_where(F.col("status") != "skip").alias("first_version"),
+            _version_where(F.col("status") != "skip", "max").alias("last_version"),
+            F.count_if(F.col("status") != "skip").alias("versions_decided"),
+        ),
+        *KEYS,
+    )
 
 
 #: The kinds of change between consecutive versions, in the order the table lists them.
@@ -80,17 +84,30 @@ def transitions(status: DataFrame) -> DataFrame:
     fix = was_decided["status"].isin("fail", "flaky") & (F.col("status") == "pass")
     now_runs = (was["status"] == "skip") & decided
     stopped = was["status"].isNotNull() & (was["status"] != "skip") & ~decided
-    change = (F.when(regression, "regression").when(fix, "fix")
-              .when(now_runs, "now runs").when(stopped, "no longer runs"))
+    change = (
+        F.when(regression, "regression").when(fix, "fix").when(now_runs, "now runs").when(stopped, "no longer runs")
+    )
     by_decided = regression | fix
-    changes = (marked.withColumn("change", change).where(F.col("change").isNotNull())
-               .select(*KEYS, "test", "version", "version_rank", "change",
-                       F.when(by_decided, was_decided["version"]).otherwise(was["version"]).alias("previous_version"),
-                       F.when(by_decided, was_decided["status"]).otherwise(was["status"]).alias("previous_status"),
-                       "status",
-                       F.when(regression, F.col("message")).when(fix, was_decided["message"])
-                       .when(now_runs, was["skip_reason"]).otherwise(F.col("skip_reason")).alias("message"),
-                       _change_order(F.col("change")).alias("change_order")))
+    changes = (
+        marked.withColumn("change", change)
+        .where(F.col("change").isNotNull())
+        .select(
+            *KEYS,
+            "test",
+            "version",
+            "version_rank",
+            "change",
+            F.when(by_decided, was_decided["version"]).otherwise(was["version"]).alias("previous_version"),
+            F.when(by_decided, was_decided["status"]).otherwise(was["status"]).alias("previous_status"),
+            "status",
+            F.when(regression, F.col("message"))
+            .when(fix, was_decided["message"])
+            .when(now_runs, was["skip_reason"])
+            .otherwise(F.col("skip_reason"))
+            .alias("message"),
+            _change_order(F.col("change")).alias("change_order"),
+        )
+    )
     return sorted_table(changes, "change_order", *KEYS, "version_rank").drop("change_order")
 
 

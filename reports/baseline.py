@@ -12,6 +12,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from reports.frames import sorted_table
+
 ABSENT = "absent"
 
 #: change -> (current status, baseline statuses it is a change from).
@@ -31,15 +32,23 @@ def baseline_diff(current_tests: DataFrame, baseline_tests: DataFrame | None) ->
     compared = baseline_tests is not None
     if baseline_tests is None:
         baseline_tests = current_tests.limit(0)
-    baseline = baseline_tests.select("cell", "test_id", F.col("status").alias("baseline_status"),
-                                     F.col("test").alias("baseline_test"))
+    baseline = baseline_tests.select(
+        "cell", "test_id", F.col("status").alias("baseline_status"), F.col("test").alias("baseline_test")
+    )
     joined = current_tests.select("cell", "test_id", "test", "status", "message").join(
-        baseline, ["cell", "test_id"], "left")
+        baseline, ["cell", "test_id"], "left"
+    )
     was = F.coalesce(F.col("baseline_status"), F.lit(ABSENT))
     change = F.lit(None).cast("string")
     for name, (now, before) in reversed(CHANGES.items()):
         change = F.when((F.col("status") == now) & was.isin(*before), name).otherwise(change)
-    changed = (joined.select("test_id", "cell", F.coalesce("test", "baseline_test").alias("test"),
-                          was.alias("baseline_status"), "status", change.alias("change"), "message")
-            .where(F.col("change").isNotNull() & F.lit(compared)))
+    changed = joined.select(
+        "test_id",
+        "cell",
+        F.coalesce("test", "baseline_test").alias("test"),
+        was.alias("baseline_status"),
+        "status",
+        change.alias("change"),
+        "message",
+    ).where(F.col("change").isNotNull() & F.lit(compared))
     return sorted_table(changed, "change", "cell", "test_id")

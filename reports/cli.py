@@ -20,21 +20,48 @@ PYSPARK_HINT = "install it with `pip install -e '.[reports]'` (PySpark 4, pandas
 
 
 def add_report_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("inputs", nargs="+", metavar="INPUT",
-                        help="results files (*.jsonl), JUnit XML from the pytest plugin, or directories of them "
-                             "(including a verdicts directory written by --append-to)")
-    parser.add_argument("--out", type=Path, required=True, metavar="DIR",
-                        help="where report.html and tables/ (Parquet and CSV) are written")
-    parser.add_argument("--baseline", nargs="+", default=None, metavar="INPUT",
-                        help="runs to compare with: newly failing, passing, skipped and flaky tests")
-    parser.add_argument("--master", default=None, metavar="URL",
-                        help="Spark master (default local[*]; e.g. spark://host:7077 for a standalone cluster)")
-    parser.add_argument("--append-to", type=Path, default=None, metavar="DIR",
-                        help="add these runs to the history in DIR/verdicts (a run already there is not added "
-                             "twice) and report over the whole history")
+    parser.add_argument(
+        "inputs",
+        nargs="+",
+        metavar="INPUT",
+        help="results files (*.jsonl), JUnit XML from the pytest plugin, or directories of them "
+        "(including a verdicts directory written by --append-to)",
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        required=True,
+        metavar="DIR",
+        help="where report.html and tables/ (Parquet and CSV) are written",
+    )
+    parser.add_argument(
+        "--baseline",
+        nargs="+",
+        default=None,
+        metavar="INPUT",
+        help="runs to compare with: newly failing, passing, skipped and flaky tests",
+    )
+    parser.add_argument(
+        "--master",
+        default=None,
+        metavar="URL",
+        help="Spark master (default local[*]; e.g. spark://host:7077 for a standalone cluster)",
+    )
+    parser.add_argument(
+        "--append-to",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="add these runs to the history in DIR/verdicts (a run already there is not added "
+        "twice) and report over the whole history",
+    )
     parser.add_argument("--title", default=None, help="the page's title")
-    parser.add_argument("--driver-memory", default="2g", metavar="SIZE",
-                        help="memory for the Spark driver JVM in local mode (default 2g)")
+    parser.add_argument(
+        "--driver-memory",
+        default="2g",
+        metavar="SIZE",
+        help="memory for the Spark driver JVM in local mode (default 2g)",
+    )
 
 
 class PySparkMissing(RuntimeError):
@@ -69,8 +96,9 @@ def command_report(args: argparse.Namespace) -> int:
     from reports.summary import headline, summary_lines
 
     with report_session(args.master, args.driver_memory) as spark:
-        result = run_report(spark, args.inputs, args.out, baseline=args.baseline, append_to=args.append_to,
-                            title=args.title)
+        result = run_report(
+            spark, args.inputs, args.out, baseline=args.baseline, append_to=args.append_to, title=args.title
+        )
     print(f"report: {result.page}")
     print(f"tables: {result.tables_dir} (Parquet and CSV)")
     if result.runs_added is not None:
@@ -79,7 +107,9 @@ def command_report(args: argparse.Namespace) -> int:
         print(line)
     unusable = headline(result.tables).file_problems
     if unusable:
-        print(f"harness report: {len(unusable)} input(s) could not be used (named above); the report covers the rest",
-              file=sys.stderr)
+        print(
+            f"harness report: {len(unusable)} input(s) could not be used (named above); the report covers the rest",
+            file=sys.stderr,
+        )
         return 2
     return 0

@@ -22,12 +22,16 @@ LISTED_TESTS = 10
 def failure_clusters(verdicts: DataFrame) -> DataFrame:
     """One row per cluster: failures, distinct tests and cells, an example, and up to 10 test ids."""
     example = F.min(F.struct("test_id", "message"))
-    clusters = (verdicts.where(is_failure())
-            .groupBy(*KEYS).agg(
-                F.count("*").alias("failures"),
-                F.count_distinct("test_id").alias("tests"),
-                F.count_distinct("cell").alias("cells"),
-                example["test_id"].alias("example_test"),
-                example["message"].alias("example_message"),
-                F.slice(F.array_sort(F.collect_set("test_id")), 1, LISTED_TESTS).alias("test_ids")))
+    clusters = (
+        verdicts.where(is_failure())
+        .groupBy(*KEYS)
+        .agg(
+            F.count("*").alias("failures"),
+            F.count_distinct("test_id").alias("tests"),
+            F.count_distinct("cell").alias("cells"),
+            example["test_id"].alias("example_test"),
+            example["message"].alias("example_message"),
+            F.slice(F.array_sort(F.collect_set("test_id")), 1, LISTED_TESTS).alias("test_ids"),
+        )
+    )
     return sorted_table(clusters, F.desc("failures"), *KEYS)

@@ -26,22 +26,26 @@ def cells(verdicts: DataFrame, versions: DataFrame) -> DataFrame:
         F.bool_or(network_faults_configured()).alias("network_faults"),
         distinct_values("target_kind").alias("target_kinds"),
         distinct_values("server_version").alias("server_versions"),
-        *outcome_counts())
-    ranked = with_version_rank(with_version_rank(grouped, "driver_version", versions, "driver_rank"),
-                               "target_version", versions, "target_rank")
-    return sorted_table(with_rates(ranked).drop("status"), "driver_name", "driver_rank", "target_name",
-                        "target_rank", "cell").drop("driver_rank", "target_rank")
+        *outcome_counts(),
+    )
+    ranked = with_version_rank(
+        with_version_rank(grouped, "driver_version", versions, "driver_rank"), "target_version", versions, "target_rank"
+    )
+    return sorted_table(
+        with_rates(ranked).drop("status"), "driver_name", "driver_rank", "target_name", "target_rank", "cell"
+    ).drop("driver_rank", "target_rank")
 
 
 def cell_files(verdicts: DataFrame) -> DataFrame:
     """One row per cell x spec file."""
-    return sorted_table(with_rates(verdicts.groupBy("cell", "spec_file").agg(*outcome_counts())).drop("status"),
-                        "cell", "spec_file")
+    return sorted_table(
+        with_rates(verdicts.groupBy("cell", "spec_file").agg(*outcome_counts())).drop("status"), "cell", "spec_file"
+    )
 
 
 def cell_tests(verdicts: DataFrame) -> DataFrame:
     """One row per cell x test: counts, pass rate, status and the latest failure message; failing ones first."""
     grouped = verdicts.groupBy("cell", "test_id").agg(
-        F.min("spec_file").alias("spec_file"), F.min("test").alias("test"), *outcome_counts(),
-        latest_failure_message())
+        F.min("spec_file").alias("spec_file"), F.min("test").alias("test"), *outcome_counts(), latest_failure_message()
+    )
     return sorted_table(with_rates(grouped), F.col("status").isin("fail", "flaky").desc(), "cell", "test_id")

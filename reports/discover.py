@@ -53,8 +53,9 @@ def discover_inputs(paths: list[str], exclude: Path | None = None) -> InputFiles
         if not path.exists():
             found.problems.append((text, "does not exist"))
         elif skip is not None and _within(path.resolve(), skip):
-            found.problems.append((text, f"is inside the report's own --out {exclude}: a report does not read "
-                                         "its own output"))
+            found.problems.append(
+                (text, f"is inside the report's own --out {exclude}: a report does not read its own output")
+            )
         elif path.is_dir():
             if not _walk(path, found, skip):
                 found.problems.append((text, "directory holds no results (*.jsonl, *.xml or harness verdicts)"))

@@ -20,14 +20,23 @@ SUMMED = ("faults_injected", "resumes", "events", "anomalies", "disallowed_error
 
 def fault_survival(verdicts: DataFrame, versions: DataFrame | None = None) -> DataFrame:
     """One row per cell that ran campaigns; in version order, as the cells table, when ``versions`` is given."""
-    survival = (verdicts.where(F.col("format") == "campaign")
-                .groupBy("cell", "driver_name", "driver_version", "target_name", "target_version").agg(
-                    F.count("*").alias("campaigns"),
-                    F.count_if(F.col("outcome") == "passed").alias("passed"),
-                    *[F.coalesce(F.sum(column), F.lit(0)).alias(column) for column in SUMMED]))
+    survival = (
+        verdicts.where(F.col("format") == "campaign")
+        .groupBy("cell", "driver_name", "driver_version", "target_name", "target_version")
+        .agg(
+            F.count("*").alias("campaigns"),
+            F.count_if(F.col("outcome") == "passed").alias("passed"),
+            *[F.coalesce(F.sum(column), F.lit(0)).alias(column) for column in SUMMED],
+        )
+    )
     if versions is None:
         return sorted_table(survival.select("cell", "campaigns", "passed", *SUMMED), "cell")
-    ranked = with_version_rank(with_version_rank(survival, "driver_version", versions, "driver_rank"),
-                               "target_version", versions, "target_rank")
-    return (sorted_table(ranked, "driver_name", "driver_rank", "target_name", "target_rank", "cell")
-            .select("cell", "campaigns", "passed", *SUMMED))
+    ranked = with_version_rank(
+        with_version_rank(survival, "driver_version", versions, "driver_rank"),
+        "target_version",
+        versions,
+        "target_rank",
+    )
+    return sorted_table(ranked, "driver_name", "driver_rank", "target_name", "target_rank", "cell").select(
+        "cell", "campaigns", "passed", *SUMMED
+    )

@@ -29,35 +29,39 @@ def wilson_interval(failures: Column, runs: Column, z: float = Z) -> tuple[Colum
     centre = (p + z2 / (2 * n)) / (1 + z2 / n)
     half = z * F.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
     valid = runs > 0
-    return (F.when(valid, F.greatest(F.lit(0.0), centre - half)),
-            F.when(valid, F.least(F.lit(1.0), centre + half)))
+    return (F.when(valid, F.greatest(F.lit(0.0), centre - half)), F.when(valid, F.least(F.lit(1.0), centre + half)))
 
 
 def classification(failures: Column, runs: Column) -> Column:
     """``flaky`` (both outcomes seen), ``failing``, ``stable``, or ``one failed run`` (rerun to tell)."""
-    return (F.when(failures == 0, "stable")
-            .when(failures < runs, "flaky")
-            .when(runs == 1, "one failed run")
-            .otherwise("failing"))
+    return (
+        F.when(failures == 0, "stable")
+        .when(failures < runs, "flaky")
+        .when(runs == 1, "one failed run")
+        .otherwise("failing")
+    )
 
 
 def flakiness(verdicts: DataFrame) -> DataFrame:
     """One row per cell x test with decided verdicts."""
     in_time = Window.partitionBy(*KEYS).orderBy(F.col("started_at").asc_nulls_first(), "run_id", "repeat")
-    decided = (verdicts.where(F.col("outcome").isin(*DECIDED))
-               .select(*KEYS, "test", "started_at", "run_id", "repeat", "outcome", "message",
-                       is_failure().alias("failure"))
-               .withColumn("changed", F.col("failure") != F.lag("failure").over(in_time)))
+    decided = (
+        verdicts.where(F.col("outcome").isin(*DECIDED))
+        .select(*KEYS, "test", "started_at", "run_id", "repeat", "outcome", "message", is_failure().alias("failure"))
+        .withColumn("changed", F.col("failure") != F.lag("failure").over(in_time))
+    )
     counted = decided.groupBy(*KEYS).agg(
         F.min("test").alias("test"),
         F.count("*").alias("runs"),
         F.count_if("failure").alias("failures"),
         F.count_if("changed").alias("transitions"),
-        latest_failure_message())
+        latest_failure_message(),
+    )
     low, high = wilson_interval(F.col("failures"), F.col("runs"))
-    table = (counted
-             .withColumn("flake_rate", F.col("failures") / F.col("runs"))
-             .withColumn("wilson_low", low)
-             .withColumn("wilson_high", high)
-             .withColumn("classification", classification(F.col("failures"), F.col("runs"))))
+    table = (
+        counted.withColumn("flake_rate", F.col("failures") / F.col("runs"))
+        .withColumn("wilson_low", low)
+        .withColumn("wilson_high", high)
+        .withColumn("classification", classification(F.col("failures"), F.col("runs")))
+    )
     return sorted_table(table, F.col("classification") != "flaky", F.desc("flake_rate"), *KEYS)

@@ -22,11 +22,15 @@ from reports.read import read_verdicts
 def runs(verdicts: DataFrame) -> DataFrame:
     """One row per run_id, in time order."""
     grouped = verdicts.groupBy("run_id").agg(
-        F.min("started_at").alias("started_at"), F.max("started_at").alias("ended_at"),
+        F.min("started_at").alias("started_at"),
+        F.max("started_at").alias("ended_at"),
         distinct_values("cell", "; ").alias("cell"),
-        F.max("matrix").alias("matrix"), F.max("cell_label").alias("cell_label"), F.max("repeat").alias("repeat"),
+        F.max("matrix").alias("matrix"),
+        F.max("cell_label").alias("cell_label"),
+        F.max("repeat").alias("repeat"),
         distinct_values("source").alias("sources"),
-        *outcome_counts())
+        *outcome_counts(),
+    )
     return sorted_table(with_rates(grouped).drop("status", "runs"), F.col("started_at").asc_nulls_first(), "run_id")
 
 

@@ -18,8 +18,10 @@ from pathlib import Path
 
 #: PySpark 4 runs on Java 17 or 21.
 MINIMUM_JAVA = 17
-INSTALL_HINT = ("install one, e.g. `apt-get install -y openjdk-17-jre-headless` (Debian/Ubuntu), "
-                "or set JAVA_HOME to a Java 17+ runtime")
+INSTALL_HINT = (
+    "install one, e.g. `apt-get install -y openjdk-17-jre-headless` (Debian/Ubuntu), "
+    "or set JAVA_HOME to a Java 17+ runtime"
+)
 _VERSION = re.compile(r'version "([^"]+)"')
 
 
@@ -41,13 +43,17 @@ def find_java(env: dict[str, str] | None = None) -> str:
     if home:
         candidate = Path(home) / "bin" / "java"
         if not os.access(candidate, os.X_OK):
-            raise JavaMissing(f"harness report needs Java {MINIMUM_JAVA} or newer for PySpark: "
-                              f"JAVA_HOME={home} has no bin/java; {INSTALL_HINT}")
+            raise JavaMissing(
+                f"harness report needs Java {MINIMUM_JAVA} or newer for PySpark: "
+                f"JAVA_HOME={home} has no bin/java; {INSTALL_HINT}"
+            )
         return str(candidate)
     found = shutil.which("java", path=env.get("PATH", ""))
     if not found:
-        raise JavaMissing(f"harness report needs Java {MINIMUM_JAVA} or newer for PySpark: no `java` on PATH "
-                          f"and JAVA_HOME is not set; {INSTALL_HINT}")
+        raise JavaMissing(
+            f"harness report needs Java {MINIMUM_JAVA} or newer for PySpark: no `java` on PATH "
+            f"and JAVA_HOME is not set; {INSTALL_HINT}"
+        )
     return found
 
 
@@ -69,10 +75,14 @@ def check_java(env: dict[str, str] | None = None) -> JavaRuntime:
         raise JavaMissing(f"harness report could not run {java} -version ({exc}); {INSTALL_HINT}") from exc
     match = _VERSION.search(done.stderr + done.stdout)
     if done.returncode != 0 or not match:
-        raise JavaMissing(f"harness report could not tell the version of {java} "
-                          f"(exit {done.returncode}: {(done.stderr or done.stdout).strip()[:200]}); {INSTALL_HINT}")
+        raise JavaMissing(
+            f"harness report could not tell the version of {java} "
+            f"(exit {done.returncode}: {(done.stderr or done.stdout).strip()[:200]}); {INSTALL_HINT}"
+        )
     runtime = JavaRuntime(java, match[1], major_version(match[1]))
     if runtime.major < MINIMUM_JAVA:
-        raise JavaMissing(f"harness report needs Java {MINIMUM_JAVA} or newer for PySpark, but {java} is Java "
-                          f"{runtime.version}; {INSTALL_HINT}")
+        raise JavaMissing(
+            f"harness report needs Java {MINIMUM_JAVA} or newer for PySpark, but {java} is Java "
+            f"{runtime.version}; {INSTALL_HINT}"
+        )
     return runtime

@@ -28,7 +28,7 @@ from reports.render import render_report
 from reports.versions import version_dimension
 from reports.write import tables_directory, write_tables
 
-__all__ = ["compute_tables", "write_tables", "render_report", "run_report", "load_inputs", "TABLES"]
+__all__ = ["TABLES", "compute_tables", "load_inputs", "render_report", "run_report", "write_tables"]
 
 
 @dataclass
@@ -51,16 +51,19 @@ class Sources:
     versions: DataFrame
 
 
-def load_inputs(spark: SparkSession, inputs: list[str], store: Path | None = None,
-                exclude: Path | None = None) -> Loaded:
+def load_inputs(
+    spark: SparkSession, inputs: list[str], store: Path | None = None, exclude: Path | None = None
+) -> Loaded:
     """Discover, read and normalise ``inputs`` (none under ``exclude``); the verdicts are stored once as Parquet.
 
     They go to ``store``, or without it to a temporary directory removed when the process exits.
     """
     raw = read_inputs(spark, discover_inputs(inputs, exclude))
-    verdicts = (verdicts_from_records(raw.results)
-                .unionByName(verdicts_from_pytest_cases(raw.pytest_cases))
-                .unionByName(conform(raw.verdicts)))
+    verdicts = (
+        verdicts_from_records(raw.results)
+        .unionByName(verdicts_from_pytest_cases(raw.pytest_cases))
+        .unionByName(conform(raw.verdicts))
+    )
     return Loaded(materialise(spark, verdicts, store or _scratch()), raw.cells, raw.problems)
 
 
@@ -97,10 +100,12 @@ TABLES: dict[str, Callable[[Sources, dict[str, DataFrame]], DataFrame]] = {
     "failure_clusters": lambda s, t: clusters.failure_clusters(s.verdicts),
     "fault_survival": lambda s, t: fault_survival.fault_survival(s.verdicts, s.versions),
     "baseline_diff": lambda s, t: baseline.baseline_diff(
-        t["cell_tests"], None if s.baseline is None else conformance.cell_tests(s.baseline)),
+        t["cell_tests"], None if s.baseline is None else conformance.cell_tests(s.baseline)
+    ),
     "runs": lambda s, t: history.runs(s.verdicts),
-    "unbuilt_cells": lambda s, t: sorted_table(s.cells.select("matrix", "cell", "stage", "reason", "at", "file"),
-                                               "matrix", "cell"),
+    "unbuilt_cells": lambda s, t: sorted_table(
+        s.cells.select("matrix", "cell", "stage", "reason", "at", "file"), "matrix", "cell"
+    ),
     "input_problems": lambda s, t: sorted_table(s.problems, "file", "problem"),
 }
 
@@ -113,20 +118,27 @@ def tables_from(sources: Sources) -> dict[str, DataFrame]:
     return made
 
 
-def compute_tables(spark: SparkSession, inputs: list[str], *, baseline: list[str] | None = None
-                   ) -> dict[str, DataFrame]:
+def compute_tables(
+    spark: SparkSession, inputs: list[str], *, baseline: list[str] | None = None
+) -> dict[str, DataFrame]:
     """Every report table over ``inputs`` (files or directories), diffed against ``baseline`` when given."""
     loaded = load_inputs(spark, inputs)
     return tables_over(spark, loaded, loaded.verdicts, baseline)
 
 
-def tables_over(spark: SparkSession, loaded: Loaded, verdicts: DataFrame, baseline: list[str] | None,
-                baseline_store: Path | None = None) -> dict[str, DataFrame]:
+def tables_over(
+    spark: SparkSession,
+    loaded: Loaded,
+    verdicts: DataFrame,
+    baseline: list[str] | None,
+    baseline_store: Path | None = None,
+) -> dict[str, DataFrame]:
     """The tables over ``verdicts`` (this input, or the whole history), with ``loaded``'s cells and problems."""
     problems = loaded.problems
     if baseline:
-        against = load_inputs(spark, baseline, baseline_store,
-                              exclude=baseline_store.parent if baseline_store is not None else None)
+        against = load_inputs(
+            spark, baseline, baseline_store, exclude=baseline_store.parent if baseline_store is not None else None
+        )
         base_verdicts, problems = against.verdicts, problems.unionByName(against.problems)
     else:
         base_verdicts = None
@@ -147,8 +159,15 @@ class ReportResult:
     runs_added: int | None = None
 
 
-def run_report(spark: SparkSession, inputs: list[str], out_dir: Path, *, baseline: list[str] | None = None,
-               append_to: Path | None = None, title: str | None = None) -> ReportResult:
+def run_report(
+    spark: SparkSession,
+    inputs: list[str],
+    out_dir: Path,
+    *,
+    baseline: list[str] | None = None,
+    append_to: Path | None = None,
+    title: str | None = None,
+) -> ReportResult:
     """``harness report``: tables and page in ``out_dir``; with ``append_to``, over the whole history there."""
     loaded = load_inputs(spark, inputs, verdicts_store(out_dir), exclude=Path(out_dir))
     verdicts, added = loaded.verdicts, None

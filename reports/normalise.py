@@ -40,62 +40,113 @@ def verdicts_from_records(results: DataFrame) -> DataFrame:
     labels, details, target = r["labels"], r["details"], r["target"]
     network = target["details"]["network_faults"]
     is_campaign = r["format"] == "campaign"
-    return with_derived_columns(results.select(
-        r["run_id"].alias("run_id"), r["started_at"].try_cast("timestamp").alias("started_at"),
-        r["format"].alias("format"), r["test_id"].alias("test_id"), r["test"].alias("test"),
-        r["outcome"].alias("outcome"), r["message"].alias("message"), r["duration_s"].alias("duration_s"),
-        r["driver"]["name"].alias("driver_name"), r["driver"]["version"].alias("driver_version"),
-        target["name"].alias("target_name"), target["kind"].alias("target_kind"),
-        target["topology"].alias("topology"), target["version"].alias("server_version"),
-        F.coalesce(target["details"]["package_version"], target["version"]).alias("target_version"),
-        r["failpoints"].alias("failpoints"),
-        (network.isNotNull() & ~F.lower(network).isin("false", "null", "", "{}", "[]")).alias("network_faults"),
-        labels["matrix"].alias("matrix"), labels["cell"].alias("cell_label"),
-        labels["repeat"].try_cast("int").alias("repeat"),
-        r["expectation"]["expected"].alias("expected"), r["expectation"]["kind"].alias("expectation_kind"),
-        F.when(is_campaign, F.size(details["faults"])).cast("long").alias("faults_injected"),
-        F.when(is_campaign, details["resumes"]).alias("resumes"),
-        F.when(is_campaign, F.size(details["anomalies"])).cast("long").alias("anomalies"),
-        F.when(is_campaign, details["disallowed_errors"]).alias("disallowed_errors"),
-        F.when(is_campaign, details["events"]).alias("events"),
-        "source",
-        F.coalesce(r["rules"], F.array().cast("array<string>")).alias("rules"),
-    ))
+    return with_derived_columns(
+        results.select(
+            r["run_id"].alias("run_id"),
+            r["started_at"].try_cast("timestamp").alias("started_at"),
+            r["format"].alias("format"),
+            r["test_id"].alias("test_id"),
+            r["test"].alias("test"),
+            r["outcome"].alias("outcome"),
+            r["message"].alias("message"),
+            r["duration_s"].alias("duration_s"),
+            r["driver"]["name"].alias("driver_name"),
+            r["driver"]["version"].alias("driver_version"),
+            target["name"].alias("target_name"),
+            target["kind"].alias("target_kind"),
+            target["topology"].alias("topology"),
+            target["version"].alias("server_version"),
+            F.coalesce(target["details"]["package_version"], target["version"]).alias("target_version"),
+            r["failpoints"].alias("failpoints"),
+            (network.isNotNull() & ~F.lower(network).isin("false", "null", "", "{}", "[]")).alias("network_faults"),
+            labels["matrix"].alias("matrix"),
+            labels["cell"].alias("cell_label"),
+            labels["repeat"].try_cast("int").alias("repeat"),
+            r["expectation"]["expected"].alias("expected"),
+            r["expectation"]["kind"].alias("expectation_kind"),
+            F.when(is_campaign, F.size(details["faults"])).cast("long").alias("faults_injected"),
+            F.when(is_campaign, details["resumes"]).alias("resumes"),
+            F.when(is_campaign, F.size(details["anomalies"])).cast("long").alias("anomalies"),
+            F.when(is_campaign, details["disallowed_errors"]).alias("disallowed_errors"),
+            F.when(is_campaign, details["events"]).alias("events"),
+            "source",
+            F.coalesce(r["rules"], F.array().cast("array<string>")).alias("rules"),
+        )
+    )
 
 
 def verdicts_from_pytest_cases(cases: DataFrame) -> DataFrame:
     """Ordinary pytest testcases (JUnit without a harness record): outcome from failure/error/skipped."""
     xfail = F.col("skipped._type") == "pytest.xfail"
-    outcome = (F.when(F.col("failure").isNotNull(), "failed").when(F.col("error").isNotNull(), "error")
-               .when(xfail, "failed").when(F.col("skipped").isNotNull(), "skipped").otherwise("passed"))
-    message = F.coalesce(F.col("failure._message"), F.col("error._message"), F.col("skipped._message"),
-                         F.col("failure._VALUE"), F.col("error._VALUE"))
+    outcome = (
+        F.when(F.col("failure").isNotNull(), "failed")
+        .when(F.col("error").isNotNull(), "error")
+        .when(xfail, "failed")
+        .when(F.col("skipped").isNotNull(), "skipped")
+        .otherwise("passed")
+    )
+    message = F.coalesce(
+        F.col("failure._message"),
+        F.col("error._message"),
+        F.col("skipped._message"),
+        F.col("failure._VALUE"),
+        F.col("error._VALUE"),
+    )
     test_id = F.concat_ws("::", F.coalesce("_classname", F.lit(UNKNOWN)), "_name")
     started = F.col("suite_timestamp").try_cast("timestamp")
-    run_id = F.concat(F.lit("junit-"), F.coalesce(F.date_format(started, "yyyyMMdd'T'HHmmss'Z'"), F.col("file")),
-                      F.lit("-"), F.coalesce("suite_host", F.lit(UNKNOWN)))
+    run_id = F.concat(
+        F.lit("junit-"),
+        F.coalesce(F.date_format(started, "yyyyMMdd'T'HHmmss'Z'"), F.col("file")),
+        F.lit("-"),
+        F.coalesce("suite_host", F.lit(UNKNOWN)),
+    )
     unknown = F.lit(UNKNOWN)
-    return with_derived_columns(cases.select(
-        run_id.alias("run_id"), started.alias("started_at"), F.lit("pytest").alias("format"),
-        test_id.alias("test_id"), F.col("_name").alias("test"), outcome.alias("outcome"), message.alias("message"),
-        F.col("_time").alias("duration_s"),
-        unknown.alias("driver_name"), unknown.alias("driver_version"), unknown.alias("target_name"),
-        unknown.alias("target_kind"), unknown.alias("topology"), unknown.alias("server_version"),
-        unknown.alias("target_version"), F.lit(None).cast("string").alias("failpoints"),
-        F.lit(False).alias("network_faults"),
-        *[F.lit(None).cast(kind).alias(name) for name, kind in (("matrix", "string"), ("cell_label", "string"),
-                                                                ("repeat", "int"))],
-        F.when(xfail, True).alias("expected"), F.when(xfail, "xfail").alias("expectation_kind"),
-        *[F.lit(None).cast("long").alias(name) for name in ("faults_injected", "resumes", "anomalies",
-                                                            "disallowed_errors", "events")],
-        F.lit("junit").alias("source"),
-        F.array().cast("array<string>").alias("rules"),
-    ))
+    return with_derived_columns(
+        cases.select(
+            run_id.alias("run_id"),
+            started.alias("started_at"),
+            F.lit("pytest").alias("format"),
+            test_id.alias("test_id"),
+            F.col("_name").alias("test"),
+            outcome.alias("outcome"),
+            message.alias("message"),
+            F.col("_time").alias("duration_s"),
+            unknown.alias("driver_name"),
+            unknown.alias("driver_version"),
+            unknown.alias("target_name"),
+            unknown.alias("target_kind"),
+            unknown.alias("topology"),
+            unknown.alias("server_version"),
+            unknown.alias("target_version"),
+            F.lit(None).cast("string").alias("failpoints"),
+            F.lit(False).alias("network_faults"),
+            *[
+                F.lit(None).cast(kind).alias(name)
+                for name, kind in (("matrix", "string"), ("cell_label", "string"), ("repeat", "int"))
+            ],
+            F.when(xfail, True).alias("expected"),
+            F.when(xfail, "xfail").alias("expectation_kind"),
+            *[
+                F.lit(None).cast("long").alias(name)
+                for name in ("faults_injected", "resumes", "anomalies", "disallowed_errors", "events")
+            ],
+            F.lit("junit").alias("source"),
+            F.array().cast("array<string>").alias("rules"),
+        )
+    )
 
 
 #: The parts of a cell's name, in order ("/" separates the driver from the target).
-CELL_PARTS = ("driver_name", "driver_version", "/", "target_name", "target_version", "topology", "failpoints",
-              "network_faults")
+CELL_PARTS = (
+    "driver_name",
+    "driver_version",
+    "/",
+    "target_name",
+    "target_version",
+    "topology",
+    "failpoints",
+    "network_faults",
+)
 
 
 def cell_name(omit: str | None = None) -> Column:
@@ -110,8 +161,9 @@ def cell_name(omit: str | None = None) -> Column:
         "failpoints": F.col("failpoints"),
         "network_faults": F.when(network_faults_configured(), F.lit("+netfaults")),
     }
-    return F.concat_ws(" ", *[rendering.get(part, F.coalesce(F.col(part), F.lit(UNKNOWN)))
-                              for part in CELL_PARTS if part != omit])
+    return F.concat_ws(
+        " ", *[rendering.get(part, F.coalesce(F.col(part), F.lit(UNKNOWN))) for part in CELL_PARTS if part != omit]
+    )
 
 
 def network_faults_configured() -> Column:

@@ -30,15 +30,21 @@ def outcome_counts() -> list[Column]:
 def with_rates(grouped_counts: DataFrame) -> DataFrame:
     """Add ``decided``, ``pass_rate`` and ``status`` to a frame of :func:`outcome_counts`."""
     decided = F.col("passed") + F.col("failed") + F.col("error")
-    return (grouped_counts.withColumn("decided", decided)
-            .withColumn("pass_rate", F.when(decided > 0, F.col("passed") / decided))
-            .withColumn("status", status(F.col("passed"), F.col("failed") + F.col("error"))))
+    return (
+        grouped_counts.withColumn("decided", decided)
+        .withColumn("pass_rate", F.when(decided > 0, F.col("passed") / decided))
+        .withColumn("status", status(F.col("passed"), F.col("failed") + F.col("error")))
+    )
 
 
 def status(passed: Column, failures: Column) -> Column:
     """``pass``, ``fail``, ``flaky`` or ``skip`` from the passed and failing counts of a group."""
-    return (F.when((passed > 0) & (failures > 0), "flaky").when(failures > 0, "fail")
-            .when(passed > 0, "pass").otherwise("skip"))
+    return (
+        F.when((passed > 0) & (failures > 0), "flaky")
+        .when(failures > 0, "fail")
+        .when(passed > 0, "pass")
+        .otherwise("skip")
+    )
 
 
 def latest_failure_message() -> Column:

@@ -16,8 +16,17 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from reports.discover import InputFiles
-from reports.schema import (CELL_KIND, CORRUPT, INPUT_PROBLEM, JSON_LINE, JUNIT_TESTCASE, JUNIT_TESTSUITE,
-                            RESULT_KIND, RESULT_RECORD, VERDICT)
+from reports.schema import (
+    CELL_KIND,
+    CORRUPT,
+    INPUT_PROBLEM,
+    JSON_LINE,
+    JUNIT_TESTCASE,
+    JUNIT_TESTSUITE,
+    RESULT_KIND,
+    RESULT_RECORD,
+    VERDICT,
+)
 
 #: The JUnit property the pytest plugin writes: the whole result record as one JSON string.
 RESULT_PROPERTY = "cs-harness.result"
@@ -29,11 +38,11 @@ _PARSE = {"columnNameOfCorruptRecord": CORRUPT, "mode": "PERMISSIVE"}
 class RawInputs:
     """What the files hold, by kind; every frame carries ``file`` (the input it came from)."""
 
-    results: DataFrame        # r: RESULT_RECORD, source, file
-    pytest_cases: DataFrame   # JUnit testcases without a harness record, with their suite's timestamp and host
-    verdicts: DataFrame       # already normalised (the job's own Parquet), VERDICT columns
-    cells: DataFrame          # cs-harness.cell/1 records
-    problems: DataFrame       # INPUT_PROBLEM rows
+    results: DataFrame  # r: RESULT_RECORD, source, file
+    pytest_cases: DataFrame  # JUnit testcases without a harness record, with their suite's timestamp and host
+    verdicts: DataFrame  # already normalised (the job's own Parquet), VERDICT columns
+    cells: DataFrame  # cs-harness.cell/1 records
+    problems: DataFrame  # INPUT_PROBLEM rows
 
 
 def file_path(column: str = "_metadata.file_path") -> Column:
@@ -50,59 +59,89 @@ def read_inputs(spark: SparkSession, found: InputFiles) -> RawInputs:
     results = results.unionByName(junit_results(testcases))
     pytest_cases = junit_pytest_cases(spark, testcases, found.junit)
     cells = lines.where(F.col("kind") == "cell").select(
-        "file", *[F.col("r")[name].alias(name) for name in ("matrix", "cell", "labels", "stage", "reason", "at")])
-    problems = (line_problems(lines).unionByName(junit_problems(testcases))
-                .unionByName(files_without_records(spark, found, [results, pytest_cases, cells]))
-                .unionByName(spark.createDataFrame([(f, p, None, None) for f, p in found.problems], INPUT_PROBLEM)))
-    return RawInputs(results=results, pytest_cases=pytest_cases, verdicts=read_verdicts(spark, found.parquet),
-                     cells=cells, problems=problems)
+        "file", *[F.col("r")[name].alias(name) for name in ("matrix", "cell", "labels", "stage", "reason", "at")]
+    )
+    problems = (
+        line_problems(lines)
+        .unionByName(junit_problems(testcases))
+        .unionByName(files_without_records(spark, found, [results, pytest_cases, cells]))
+        .unionByName(spark.createDataFrame([(f, p, None, None) for f, p in found.problems], INPUT_PROBLEM))
+    )
+    return RawInputs(
+        results=results,
+        pytest_cases=pytest_cases,
+        verdicts=read_verdicts(spark, found.parquet),
+        cells=cells,
+        problems=problems,
+    )
 
 
 def read_json_lines(spark: SparkSession, files: list[str]) -> DataFrame:
     """Each non-blank line: ``file``, ``position`` (file order), ``value``, parsed ``r`` and its ``kind``."""
     if not files:
         return spark.createDataFrame([], "file string, position long, value string, kind string").withColumn(
-            "r", F.lit(None).cast(JSON_LINE))
-    parsed = (spark.read.text(files)
-              .select(file_path().alias("file"), F.monotonically_increasing_id().alias("position"), "value")
-              .where(F.trim("value") != "")
-              .withColumn("r", F.from_json("value", JSON_LINE, _PARSE)))
+            "r", F.lit(None).cast(JSON_LINE)
+        )
+    parsed = (
+        spark.read.text(files)
+        .select(file_path().alias("file"), F.monotonically_increasing_id().alias("position"), "value")
+        .where(F.trim("value") != "")
+        .withColumn("r", F.from_json("value", JSON_LINE, _PARSE))
+    )
     record = F.col("r.record")
-    kind = (F.when(F.col("r").getField(CORRUPT).isNotNull(), "malformed line (torn, not JSON, or a field of the wrong type)")
-            .when((record == RESULT_KIND) & (F.col("r.test_id").isNull() | F.col("r.outcome").isNull()),
-                  "result record without test_id or outcome")
-            .when(record == RESULT_KIND, "result")
-            .when(record == CELL_KIND, "cell")
-            .when(record.isNull(), 'not a record (no "record" field)')
-            .otherwise(F.concat(F.lit("unknown record type "), record)))
+    kind = (
+        F.when(
+            F.col("r").getField(CORRUPT).isNotNull(), "malformed line (torn, not JSON, or a field of the wrong type)"
+        )
+        .when(
+            (record == RESULT_KIND) & (F.col("r.test_id").isNull() | F.col("r.outcome").isNull()),
+            "result record without test_id or outcome",
+        )
+        .when(record == RESULT_KIND, "result")
+        .when(record == CELL_KIND, "cell")
+        .when(record.isNull(), 'not a record (no "record" field)')
+        .otherwise(F.concat(F.lit("unknown record type "), record))
+    )
     return parsed.withColumn("kind", kind)
 
 
 def line_problems(lines: DataFrame) -> DataFrame:
     """Lines that are not records, counted per file and problem, with the first one as the example."""
-    return (lines.where(~F.col("kind").isin("result", "cell"))
-            .groupBy("file", F.col("kind").alias("problem"))
-            .agg(F.count("*").alias("lines"),
-                 F.substring(F.min_by("value", "position"), 1, EXAMPLE_CHARS).alias("example")))
+    return (
+        lines.where(~F.col("kind").isin("result", "cell"))
+        .groupBy("file", F.col("kind").alias("problem"))
+        .agg(F.count("*").alias("lines"), F.substring(F.min_by("value", "position"), 1, EXAMPLE_CHARS).alias("example"))
+    )
 
 
 def read_junit_testcases(spark: SparkSession, files: list[str]) -> DataFrame:
     """Every ``<testcase>`` through Spark's XML source, with the harness record property pulled out."""
     if not files:
-        return spark.createDataFrame([], JUNIT_TESTCASE).withColumn("file", F.lit(None).cast("string")).withColumn(
-            "record_json", F.lit(None).cast("string"))
-    cases = spark.read.format("xml").option("rowTag", "testcase").option("mode", "PERMISSIVE").schema(
-        JUNIT_TESTCASE).load(files)
+        return (
+            spark.createDataFrame([], JUNIT_TESTCASE)
+            .withColumn("file", F.lit(None).cast("string"))
+            .withColumn("record_json", F.lit(None).cast("string"))
+        )
+    cases = (
+        spark.read.format("xml")
+        .option("rowTag", "testcase")
+        .option("mode", "PERMISSIVE")
+        .schema(JUNIT_TESTCASE)
+        .load(files)
+    )
     harness_property = F.filter("properties.property", lambda p: p["_name"] == RESULT_PROPERTY)
-    return cases.select("*", file_path().alias("file"),
-                        F.try_element_at(harness_property, F.lit(1))["_value"].alias("record_json"))
+    return cases.select(
+        "*", file_path().alias("file"), F.try_element_at(harness_property, F.lit(1))["_value"].alias("record_json")
+    )
 
 
 def junit_results(testcases: DataFrame) -> DataFrame:
     """Testcases carrying the harness's record: the same record schema as a JSON line."""
-    return (testcases.where(F.col("record_json").isNotNull())
-            .select(F.from_json("record_json", RESULT_RECORD).alias("r"), F.lit("junit").alias("source"), "file")
-            .where(F.col("r.record") == RESULT_KIND))
+    return (
+        testcases.where(F.col("record_json").isNotNull())
+        .select(F.from_json("record_json", RESULT_RECORD).alias("r"), F.lit("junit").alias("source"), "file")
+        .where(F.col("r.record") == RESULT_KIND)
+    )
 
 
 def junit_pytest_cases(spark: SparkSession, testcases: DataFrame, files: list[str]) -> DataFrame:
@@ -110,24 +149,34 @@ def junit_pytest_cases(spark: SparkSession, testcases: DataFrame, files: list[st
     plain = testcases.where(F.col("record_json").isNull() & F.col(CORRUPT).isNull() & F.col("_name").isNotNull())
     if not files:
         return plain.withColumn("suite_timestamp", F.lit(None).cast("string")).withColumn(
-            "suite_host", F.lit(None).cast("string"))
-    suites = (spark.read.format("xml").option("rowTag", "testsuite").schema(JUNIT_TESTSUITE).load(files)
-              .groupBy(file_path().alias("file"))
-              .agg(F.min("_timestamp").alias("suite_timestamp"), F.min("_hostname").alias("suite_host")))
+            "suite_host", F.lit(None).cast("string")
+        )
+    suites = (
+        spark.read.format("xml")
+        .option("rowTag", "testsuite")
+        .schema(JUNIT_TESTSUITE)
+        .load(files)
+        .groupBy(file_path().alias("file"))
+        .agg(F.min("_timestamp").alias("suite_timestamp"), F.min("_hostname").alias("suite_host"))
+    )
     return plain.join(F.broadcast(suites), "file", "left")
 
 
 def junit_problems(testcases: DataFrame) -> DataFrame:
     """JUnit files that are not well-formed XML, and harness properties that are not a record."""
     bad_property = F.col("record_json").isNotNull() & (
-        F.coalesce(F.from_json("record_json", RESULT_RECORD)["record"], F.lit("")) != RESULT_KIND)
-    problem = (F.when(F.col(CORRUPT).isNotNull(), "malformed XML")
-               .when(bad_property, f"the {RESULT_PROPERTY} property is not a {RESULT_KIND} record"))
+        F.coalesce(F.from_json("record_json", RESULT_RECORD)["record"], F.lit("")) != RESULT_KIND
+    )
+    problem = F.when(F.col(CORRUPT).isNotNull(), "malformed XML").when(
+        bad_property, f"the {RESULT_PROPERTY} property is not a {RESULT_KIND} record"
+    )
     example = F.coalesce(F.col(CORRUPT), F.col("record_json"))
-    return (testcases.select("file", problem.alias("problem"), example.alias("example"))
-            .where(F.col("problem").isNotNull())
-            .groupBy("file", "problem")
-            .agg(F.count("*").alias("lines"), F.substring(F.min("example"), 1, EXAMPLE_CHARS).alias("example")))
+    return (
+        testcases.select("file", problem.alias("problem"), example.alias("example"))
+        .where(F.col("problem").isNotNull())
+        .groupBy("file", "problem")
+        .agg(F.count("*").alias("lines"), F.substring(F.min("example"), 1, EXAMPLE_CHARS).alias("example"))
+    )
 
 
 def files_without_records(spark: SparkSession, found: InputFiles, frames: list[DataFrame]) -> DataFrame:
@@ -136,9 +185,12 @@ def files_without_records(spark: SparkSession, found: InputFiles, frames: list[D
     used = frames[0].select("file")
     for frame in frames[1:]:
         used = used.unionByName(frame.select("file"))
-    return (every_file.join(used.distinct(), "file", "left_anti")
-            .select("file", F.lit("no result records in this file").alias("problem"),
-                    F.lit(None).cast("long").alias("lines"), F.lit(None).cast("string").alias("example")))
+    return every_file.join(used.distinct(), "file", "left_anti").select(
+        "file",
+        F.lit("no result records in this file").alias("problem"),
+        F.lit(None).cast("long").alias("lines"),
+        F.lit(None).cast("string").alias("example"),
+    )
 
 
 def read_verdicts(spark: SparkSession, directories: list[str]) -> DataFrame:

@@ -22,23 +22,50 @@ def _struct(*fields: tuple[str, T.DataType]) -> T.StructType:
 
 #: ``cs-harness.result/1`` as written by ``harness/core/records.py`` and the campaign runner.
 RESULT_RECORD = _struct(
-    ("record", S), ("run_id", S), ("format", S), ("file", S), ("test", S), ("test_id", S), ("line", L),
-    ("outcome", S), ("message", S), ("started_at", S), ("duration_s", D), ("failpoints", S),
+    ("record", S),
+    ("run_id", S),
+    ("format", S),
+    ("file", S),
+    ("test", S),
+    ("test_id", S),
+    ("line", L),
+    ("outcome", S),
+    ("message", S),
+    ("started_at", S),
+    ("duration_s", D),
+    ("failpoints", S),
     # The ids of the rules the test checks (``harness coverage``); absent in records written before it.
     ("rules", T.ArrayType(S)),
-    ("target", _struct(("kind", S), ("name", S), ("version", S), ("topology", S),
-                       ("details", _struct(("package", S), ("package_version", S), ("network_faults", S))))),
+    (
+        "target",
+        _struct(
+            ("kind", S),
+            ("name", S),
+            ("version", S),
+            ("topology", S),
+            ("details", _struct(("package", S), ("package_version", S), ("network_faults", S))),
+        ),
+    ),
     ("driver", _struct(("name", S), ("version", S))),
     ("labels", T.MapType(S, S)),
     ("expectation", _struct(("expected", B), ("kind", S), ("reason", S))),
     # Campaign records only; the lists are counted, so their elements stay JSON text.
-    ("details", _struct(("events", L), ("resumes", L), ("disallowed_errors", L),
-                        ("faults", T.ArrayType(S)), ("anomalies", T.ArrayType(S)))),
+    (
+        "details",
+        _struct(
+            ("events", L),
+            ("resumes", L),
+            ("disallowed_errors", L),
+            ("faults", T.ArrayType(S)),
+            ("anomalies", T.ArrayType(S)),
+        ),
+    ),
 )
 
 #: ``cs-harness.cell/1``: a matrix cell that could not be built or run.
-CELL_RECORD = _struct(("record", S), ("matrix", S), ("cell", S), ("labels", T.MapType(S, S)), ("stage", S),
-                      ("reason", S), ("at", S))
+CELL_RECORD = _struct(
+    ("record", S), ("matrix", S), ("cell", S), ("labels", T.MapType(S, S)), ("stage", S), ("reason", S), ("at", S)
+)
 
 #: One JSON line, parsed against every record kind at once; ``record`` says which one it is.
 JSON_LINE = T.StructType(
@@ -51,9 +78,13 @@ _JUNIT_TEXT = _struct(("_message", S), ("_type", S), ("_VALUE", S))
 
 #: A JUnit ``<testcase>`` through Spark's XML source (attributes carry the ``_`` prefix).
 JUNIT_TESTCASE = _struct(
-    ("_classname", S), ("_name", S), ("_time", D),
+    ("_classname", S),
+    ("_name", S),
+    ("_time", D),
     ("properties", _struct(("property", T.ArrayType(_struct(("_name", S), ("_value", S)))))),
-    ("failure", _JUNIT_TEXT), ("error", _JUNIT_TEXT), ("skipped", _JUNIT_TEXT),
+    ("failure", _JUNIT_TEXT),
+    ("error", _JUNIT_TEXT),
+    ("skipped", _JUNIT_TEXT),
     (CORRUPT, S),
 )
 
@@ -62,15 +93,40 @@ JUNIT_TESTSUITE = _struct(("_name", S), ("_timestamp", S), ("_hostname", S), (CO
 
 #: The normalised verdict: one row per test verdict (docs/reports.md, "The normalised verdict").
 VERDICT = _struct(
-    ("run_id", S), ("started_at", T.TimestampType()), ("format", S), ("spec_file", S), ("test_id", S),
-    ("test", S), ("outcome", S), ("message", S), ("duration_s", D),
-    ("driver_name", S), ("driver_version", S), ("target_name", S), ("target_kind", S), ("topology", S),
-    ("server_version", S), ("target_version", S), ("failpoints", S), ("network_faults", B),
-    ("matrix", S), ("cell_label", S), ("repeat", T.IntegerType()), ("cell", S),
-    ("expected", B), ("expectation_kind", S), ("error_code", T.IntegerType()), ("error_code_name", S),
+    ("run_id", S),
+    ("started_at", T.TimestampType()),
+    ("format", S),
+    ("spec_file", S),
+    ("test_id", S),
+    ("test", S),
+    ("outcome", S),
+    ("message", S),
+    ("duration_s", D),
+    ("driver_name", S),
+    ("driver_version", S),
+    ("target_name", S),
+    ("target_kind", S),
+    ("topology", S),
+    ("server_version", S),
+    ("target_version", S),
+    ("failpoints", S),
+    ("network_faults", B),
+    ("matrix", S),
+    ("cell_label", S),
+    ("repeat", T.IntegerType()),
+    ("cell", S),
+    ("expected", B),
+    ("expectation_kind", S),
+    ("error_code", T.IntegerType()),
+    ("error_code_name", S),
     ("message_pattern", S),
-    ("faults_injected", L), ("resumes", L), ("anomalies", L), ("disallowed_errors", L), ("events", L),
-    ("source", S), ("rules", T.ArrayType(S)),
+    ("faults_injected", L),
+    ("resumes", L),
+    ("anomalies", L),
+    ("disallowed_errors", L),
+    ("events", L),
+    ("source", S),
+    ("rules", T.ArrayType(S)),
 )
 VERDICT_COLUMNS = [f.name for f in VERDICT.fields]
 

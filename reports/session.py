@@ -83,8 +83,10 @@ def report_session(master: str | None = None, driver_memory: str = DRIVER_MEMORY
         yield active
         return
     if active is not None:
-        raise RuntimeError(f"a SparkSession on {active.sparkContext.master} is already running in this process; "
-                           f"it cannot also run on {master}")
+        raise RuntimeError(
+            f"a SparkSession on {active.sparkContext.master} is already running in this process; "
+            f"it cannot also run on {master}"
+        )
     spark = build_session(master, driver_memory)
     try:
         yield spark

@@ -69,18 +69,28 @@ def rate_text(rate: float | None) -> str:
 def summary_lines(tables: dict[str, TableRows]) -> list[str]:
     """A few lines for the terminal: cells and their pass rates, regressions, flaky tests, problems."""
     top = headline(tables)
-    lines = [f"{top.verdicts:,} verdicts from {top.runs:,} run(s) in {top.cells} cell(s); "
-             f"pass rate {rate_text(top.pass_rate)} ({top.passed:,}/{top.decided:,} decided)"]
-    lines += [f"  {rate_text(row['pass_rate']):>7}  {row['cell']}  ({row['passed']}/{row['decided']})"
-              for row in tables["cells"].rows]
-    lines.append(f"{top.regressions} regression(s), {top.fixes} fix(es), {top.coverage_changes} test(s) starting or "
-                 f"stopping to run, {top.flaky} flaky test(s), {top.clusters} failure cluster(s)")
+    lines = [
+        (
+            f"{top.verdicts:,} verdicts from {top.runs:,} run(s) in {top.cells} cell(s); "
+            f"pass rate {rate_text(top.pass_rate)} ({top.passed:,}/{top.decided:,} decided)"
+        )
+    ]
+    lines += [
+        f"  {rate_text(row['pass_rate']):>7}  {row['cell']}  ({row['passed']}/{row['decided']})"
+        for row in tables["cells"].rows
+    ]
+    lines.append(
+        f"{top.regressions} regression(s), {top.fixes} fix(es), {top.coverage_changes} test(s) starting or "
+        f"stopping to run, {top.flaky} flaky test(s), {top.clusters} failure cluster(s)"
+    )
     for kinds in (("regression",), ("now runs", "no longer runs")):
         changes = [row for row in tables["transitions"].rows if row["change"] in kinds]
         for row in changes[:REGRESSIONS_LISTED]:
             first_line = (row.get("message") or "").splitlines()[0:1]
-            lines.append(f"  {row['change']} {row['axis']} {row['previous_version']} -> {row['version']} "
-                         f"[{row['context']}]: {row['test_id']}: {first_line[0] if first_line else ''}")
+            lines.append(
+                f"  {row['change']} {row['axis']} {row['previous_version']} -> {row['version']} "
+                f"[{row['context']}]: {row['test_id']}: {first_line[0] if first_line else ''}"
+            )
         if len(changes) > REGRESSIONS_LISTED:
             lines.append(f"  ... and {len(changes) - REGRESSIONS_LISTED} more in the report")
     if top.unbuilt:

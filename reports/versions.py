@@ -60,13 +60,18 @@ def ordered_versions(versions: list[str]) -> list[tuple[str, int]]:
 
 def version_dimension(spark: SparkSession, verdicts: DataFrame, columns: list[str]) -> DataFrame:
     """``version, version_rank`` for every distinct value of ``columns`` (a small table; broadcast it)."""
-    distinct = verdicts.select(F.explode(F.array(*[F.col(c) for c in columns])).alias("version")).where(
-        F.col("version").isNotNull()).distinct()
+    distinct = (
+        verdicts.select(F.explode(F.array(*[F.col(c) for c in columns])).alias("version"))
+        .where(F.col("version").isNotNull())
+        .distinct()
+    )
     versions = [row["version"] for row in distinct.collect()]  # the distinct versions only: a few dozen
     return spark.createDataFrame(ordered_versions(versions), "version string, version_rank int")
 
 
-def with_version_rank(frame: DataFrame, column: str, dimension: DataFrame, rank_name: str = "version_rank") -> DataFrame:
+def with_version_rank(
+    frame: DataFrame, column: str, dimension: DataFrame, rank_name: str = "version_rank"
+) -> DataFrame:
     """``frame`` with the rank of ``column`` joined from the (broadcast) dimension table."""
     ranks = F.broadcast(dimension.select(F.col("version").alias(column), F.col("version_rank").alias(rank_name)))
     return frame.join(ranks, column, "left")

@@ -6,11 +6,9 @@ repository (they are never copied into it).
 
 from __future__ import annotations
 
-from tests.paths import REPO
-from pathlib import Path
-
 import pytest
 
+from tests.paths import REPO
 from tests.spark_support import spark  # noqa: F401 - the report tests' shared SparkSession
 
 SHARED_SPECS = REPO.parent / "shared" / "specs"

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from tests.paths import TESTS_DATA
 from pathlib import Path
 
 from harness.formats.loaders import load_file
+from tests.paths import TESTS_DATA
 
 LEGACY_HEADER = """
 database_name: harness-selftest

@@ -21,7 +21,7 @@ T0 = "2026-01-05T10:00:00.000+00:00"
 
 def _available() -> str | None:
     try:
-        import pyspark  # noqa: F401
+        import pyspark  # noqa: F401 - imported only to learn whether it is installed
     except ImportError:
         return "pyspark is not installed (pip install -e '.[reports]')"
     from reports.java import JavaMissing, check_java
@@ -54,27 +54,59 @@ def at(minutes: float) -> str:
     return moment.isoformat(timespec="milliseconds")
 
 
-def record(test_id: str = "unified/change-streams::first test", outcome: str = "passed", message: str = "", *,
-           run_id: str = "run-1", driver_version: str = "4.9.0", target_version: str = "0.7.0",
-           server_version: str = "8.2.11", started_at: str = T0, labels: dict[str, str] | None = None,
-           fmt: str | None = None, details: dict[str, Any] | None = None, expected: bool | None = None,
-           network_faults: bool = False, topology: str = "replicaset", failpoints: str = "native") -> dict[str, Any]:
+def record(
+    test_id: str = "unified/change-streams::first test",
+    outcome: str = "passed",
+    message: str = "",
+    *,
+    run_id: str = "run-1",
+    driver_version: str = "4.9.0",
+    target_version: str = "0.7.0",
+    server_version: str = "8.2.11",
+    started_at: str = T0,
+    labels: dict[str, str] | None = None,
+    fmt: str | None = None,
+    details: dict[str, Any] | None = None,
+    expected: bool | None = None,
+    network_faults: bool = False,
+    topology: str = "replicaset",
+    failpoints: str = "native",
+) -> dict[str, Any]:
     """A ``cs-harness.result/1`` record as ``harness run`` writes it, with the axes the tests vary."""
     target_details = {"setName": "secantus", "package": "secantusdb", "package_version": target_version}
     if network_faults:
         target_details["network_faults"] = {"toxiproxy": "127.0.0.1:8474"}
     provenance = RunProvenance(
         run_id=run_id,
-        target={"kind": "embedded", "name": "secantusdb", "version": server_version, "topology": topology,
-                "uri": "mongodb://127.0.0.1:27017/", "details": target_details},
-        driver={"name": "pymongo", "version": driver_version}, failpoints=failpoints,
-        extra={"labels": labels or {}})
+        target={
+            "kind": "embedded",
+            "name": "secantusdb",
+            "version": server_version,
+            "topology": topology,
+            "uri": "mongodb://127.0.0.1:27017/",
+            "details": target_details,
+        },
+        driver={"name": "pymongo", "version": driver_version},
+        failpoints=failpoints,
+        extra={"labels": labels or {}},
+    )
     spec = test_id.split("::")[0]
-    expectation = None if expected is None else {"expected": expected, "kind": "fail" if expected else "pass",
-                                                   "reason": ""}
-    return make_record(provenance, format=fmt or spec.split("/")[0], file=f"{spec}.yml",
-                       test=test_id.split("::")[-1], test_id=test_id, outcome=outcome, message=message,
-                       started_at=started_at, duration_s=0.01, expectation=expectation, details=details)
+    expectation = (
+        None if expected is None else {"expected": expected, "kind": "fail" if expected else "pass", "reason": ""}
+    )
+    return make_record(
+        provenance,
+        format=fmt or spec.split("/")[0],
+        file=f"{spec}.yml",
+        test=test_id.split("::")[-1],
+        test_id=test_id,
+        outcome=outcome,
+        message=message,
+        started_at=started_at,
+        duration_s=0.01,
+        expectation=expectation,
+        details=details,
+    )
 
 
 def write_jsonl(path: Path, records: list[dict[str, Any]], extra_lines: list[str] = ()) -> Path:
@@ -108,8 +140,10 @@ def rows(frame, *columns: str) -> list[tuple]:
 DRIVERS = ("4.9.0", "4.10.0", "4.11.0")
 TARGETS = ("0.7.0b3", "0.7.0")
 REGRESSED = "unified/change-streams-resume::resumes after a ChangeStreamFatalError"
-REGRESSION_MESSAGE = ("OperationFailure, code 280 (ChangeStreamFatalError): cannot resume stream at "
-                      "127.0.0.1:27017: resume token 8263A1F2000000012B was not found")
+REGRESSION_MESSAGE = (
+    "OperationFailure, code 280 (ChangeStreamFatalError): cannot resume stream at "
+    "127.0.0.1:27017: resume token 8263A1F2000000012B was not found"
+)
 FIXED = "legacy/change-streams::Test with document comparison"
 FLAKY = "unified/change-streams::Test getMore with postBatchResumeToken"
 
@@ -122,10 +156,17 @@ def matrix_records(repeats: int = 3) -> list[dict[str, Any]]:
     - ``FLAKY`` fails once (the second repeat) on 4.11.0 / 0.7.0b3;
     - one campaign per cell and repeat.
     """
-    tests = [f"unified/change-streams::Test {name}" for name in ("aggregate", "watch on a database",
-                                                                 "resume token", "split large event")]
-    tests += [REGRESSED, FIXED, FLAKY, "legacy/change-streams-errors::Change Stream should error when _id is projected out",
-              "legacy/change-streams::Test single server topology"]
+    tests = [
+        f"unified/change-streams::Test {name}"
+        for name in ("aggregate", "watch on a database", "resume token", "split large event")
+    ]
+    tests += [
+        REGRESSED,
+        FIXED,
+        FLAKY,
+        "legacy/change-streams-errors::Change Stream should error when _id is projected out",
+        "legacy/change-streams::Test single server topology",
+    ]
     out, minute = [], 0
     for driver in DRIVERS:
         for target in TARGETS:
@@ -142,11 +183,36 @@ def matrix_records(repeats: int = 3) -> list[dict[str, Any]]:
                         outcome, message = "error", "timed out after 10.0s waiting for a change"
                     elif test_id.endswith("single server topology"):
                         outcome, message = "skipped", "topology replicaset not in ['single']"
-                    out.append(record(test_id, outcome, message, run_id=run_id, driver_version=driver,
-                                      target_version=target, labels=labels, started_at=at(minute + index / 60)))
-                out.append(record("campaign/campaign::seed=42 events=1000", "passed", "", run_id=run_id + "-c",
-                                  fmt="campaign", driver_version=driver, target_version=target, labels=labels,
-                                  started_at=at(minute + 1),
-                                  details={"events": 1000, "resumes": 4, "disallowed_errors": 0,
-                                           "faults": [{"kind": "resumable_error"}] * 5, "anomalies": []}))
+                    out.append(
+                        record(
+                            test_id,
+                            outcome,
+                            message,
+                            run_id=run_id,
+                            driver_version=driver,
+                            target_version=target,
+                            labels=labels,
+                            started_at=at(minute + index / 60),
+                        )
+                    )
+                out.append(
+                    record(
+                        "campaign/campaign::seed=42 events=1000",
+                        "passed",
+                        "",
+                        run_id=run_id + "-c",
+                        fmt="campaign",
+                        driver_version=driver,
+                        target_version=target,
+                        labels=labels,
+                        started_at=at(minute + 1),
+                        details={
+                            "events": 1000,
+                            "resumes": 4,
+                            "disallowed_errors": 0,
+                            "faults": [{"kind": "resumable_error"}] * 5,
+                            "anomalies": [],
+                        },
+                    )
+                )
     return out

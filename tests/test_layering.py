@@ -8,7 +8,6 @@ this check is known to be able to fail.
 
 from __future__ import annotations
 
-from tests.paths import REPO
 import os
 import shutil
 import subprocess
@@ -17,15 +16,25 @@ from pathlib import Path
 
 import pytest
 
+from tests.paths import REPO
+
 PACKAGES = ("harness", "faults", "prose_tests", "reports")
 LINT_IMPORTS = shutil.which("lint-imports")
-needs_linter = pytest.mark.skipif(LINT_IMPORTS is None, reason="import-linter is not installed (pip install -e '.[test]')")
+needs_linter = pytest.mark.skipif(
+    LINT_IMPORTS is None, reason="import-linter is not installed (pip install -e '.[test]')"
+)
 
 
 def _lint(root: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(root)}
-    return subprocess.run([LINT_IMPORTS, "--config", str(root / "pyproject.toml"), "--no-cache"],
-                          cwd=root, env=env, capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [LINT_IMPORTS, "--config", str(root / "pyproject.toml"), "--no-cache"],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 @needs_linter
@@ -36,15 +45,22 @@ def test_import_contracts_hold() -> None:
 
 
 @needs_linter
-@pytest.mark.parametrize("module, back_edge, contract", [
-    ("harness/formats/unified.py", "import harness.engine.lifecycle", "layers"),  # a loader reaching the engine
-    ("harness/engine/operation_table.py", "import faults.wire.shaping_owner", "layers"),  # the engine naming a plug-in
-    ("harness/targets/connection_strings.py", "import harness.app.options", "layers"),  # a plug-in reaching the app
-    ("harness/core/ports.py", "import pymongo", "core"),
-    ("harness/formats/spec_reader.py", "import pymongo", "formats"),
-    ("harness/engine/lifecycle.py", "import requests", "engine"),
-    ("reports/read.py", "import harness.core.records", "reports"),
-])
+@pytest.mark.parametrize(
+    "module, back_edge, contract",
+    [
+        ("harness/formats/unified.py", "import harness.engine.lifecycle", "layers"),  # a loader reaching the engine
+        (
+            "harness/engine/operation_table.py",
+            "import faults.wire.shaping_owner",
+            "layers",
+        ),  # the engine naming a plug-in
+        ("harness/targets/connection_strings.py", "import harness.app.options", "layers"),  # a plug-in reaching the app
+        ("harness/core/ports.py", "import pymongo", "core"),
+        ("harness/formats/spec_reader.py", "import pymongo", "formats"),
+        ("harness/engine/lifecycle.py", "import requests", "engine"),
+        ("reports/read.py", "import harness.core.records", "reports"),
+    ],
+)
 def test_a_planted_back_edge_breaks_its_contract(tmp_path: Path, module: str, back_edge: str, contract: str) -> None:
     for package in PACKAGES:
         shutil.copytree(REPO / package, tmp_path / package, ignore=shutil.ignore_patterns("__pycache__"))
@@ -59,9 +75,12 @@ def test_a_planted_back_edge_breaks_its_contract(tmp_path: Path, module: str, ba
 
 def test_loading_spec_files_imports_no_driver_and_no_runner() -> None:
     """What the contracts say statically, checked at run time: the loaders pull in no pymongo."""
-    probe = ("import sys, harness.formats.loaders, harness.formats.unified; "
-             "print(sorted(m for m in sys.modules if m.split('.')[0] == 'pymongo' "
-             "or m in ('harness.engine.spec_runner', 'harness.engine.run', 'harness.drivers.pymongo.apm', 'faults.failpoints.backends')))")
+    probe = (
+        "import sys, harness.formats.loaders, harness.formats.unified; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'pymongo' "
+        "or m in ('harness.engine.spec_runner', 'harness.engine.run', "
+        "'harness.drivers.pymongo.apm', 'faults.failpoints.backends')))"
+    )
     result = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"

@@ -11,7 +11,6 @@ says the text was not compared. The pypi source is fetched into the shared cache
 
 from __future__ import annotations
 
-from tests.paths import REPO
 import json
 import os
 import subprocess
@@ -21,6 +20,8 @@ from importlib import metadata
 from pathlib import Path
 
 import pytest
+
+from tests.paths import REPO
 
 DATA = REPO / "specs"
 DATA_PACKAGE = "cs_harness_specs"
@@ -35,14 +36,20 @@ def _uv() -> str:
 
 def _data_files(root: Path) -> list[str]:
     """The files the wheel must ship from ``specs/`` (relative paths), leaving out bytecode."""
-    return sorted(p.relative_to(root).as_posix() for p in root.rglob("*")
-                  if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc")
+    return sorted(
+        p.relative_to(root).as_posix()
+        for p in root.rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"
+    )
 
 
 def _this_environment_constraints() -> str:
     """``name==version`` for every distribution here but the harness, so the venv resolves what the tests saw."""
-    pins = {d.metadata["Name"].lower(): d.version for d in metadata.distributions()
-            if d.metadata["Name"] and d.metadata["Name"].lower().replace("_", "-") != THIS_PROJECT}
+    pins = {
+        d.metadata["Name"].lower(): d.version
+        for d in metadata.distributions()
+        if d.metadata["Name"] and d.metadata["Name"].lower().replace("_", "-") != THIS_PROJECT
+    }
     return "".join(f"{name}=={version}\n" for name, version in sorted(pins.items()))
 
 
@@ -62,8 +69,7 @@ def installed(tmp_path_factory):
     env = _clean_environment()
 
     def step(*command: str | Path) -> None:
-        done = subprocess.run([str(c) for c in command], cwd=root, env=env, capture_output=True, text=True,
-                              timeout=600)
+        done = subprocess.run([str(c) for c in command], cwd=root, env=env, capture_output=True, text=True, timeout=600)
         assert done.returncode == 0, f"{' '.join(map(str, command))}:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
 
     step(uv, "build", "--quiet", "--out-dir", dist, REPO)
@@ -72,18 +78,39 @@ def installed(tmp_path_factory):
     constraints.write_text(_this_environment_constraints())
     # --seed: pip in the venv, as venv and pipx give one (pypi: sources are fetched with pip download)
     step(uv, "venv", "--quiet", "--seed", "--python", sys.executable, venv)
-    step(uv, "pip", "install", "--quiet", "--python", venv / "bin" / "python", "--constraint", constraints,
-         f"{wheel}[faults]")
-    where = subprocess.run([venv / "bin" / "python", "-c", "import harness; print(harness.__file__)"], cwd=elsewhere,
-                           env=env, capture_output=True, text=True, check=True).stdout.strip()
+    step(
+        uv,
+        "pip",
+        "install",
+        "--quiet",
+        "--python",
+        venv / "bin" / "python",
+        "--constraint",
+        constraints,
+        f"{wheel}[faults]",
+    )
+    where = subprocess.run(
+        [venv / "bin" / "python", "-c", "import harness; print(harness.__file__)"],
+        cwd=elsewhere,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     assert Path(where).is_relative_to(venv), f"the venv imports the harness from {where}, not from its own wheel"
     return wheel, venv, elsewhere
 
 
 def _harness(installed, *args: str) -> subprocess.CompletedProcess:
     _, venv, elsewhere = installed
-    return subprocess.run([str(venv / "bin" / "harness"), *args], cwd=elsewhere, env=_clean_environment(),
-                          capture_output=True, text=True, timeout=900)
+    return subprocess.run(
+        [str(venv / "bin" / "harness"), *args],
+        cwd=elsewhere,
+        env=_clean_environment(),
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
 
 
 def _installed_data(venv: Path) -> Path:
@@ -105,8 +132,9 @@ def test_every_package_on_disk_is_in_the_packaging_list():
 def test_the_wheel_ships_every_data_file(installed):
     wheel, _, _ = installed
     with zipfile.ZipFile(wheel) as archive:
-        shipped = sorted(name.removeprefix(f"{DATA_PACKAGE}/") for name in archive.namelist()
-                         if name.startswith(f"{DATA_PACKAGE}/"))
+        shipped = sorted(
+            name.removeprefix(f"{DATA_PACKAGE}/") for name in archive.namelist() if name.startswith(f"{DATA_PACKAGE}/")
+        )
     assert shipped == _data_files(DATA)
 
 
@@ -116,8 +144,22 @@ def test_the_main_job_runs_from_the_wheel_with_its_own_data(installed, tmp_path)
     _, venv, _ = installed
     data = _installed_data(venv)
     results = tmp_path / "results.jsonl"
-    done = _harness(installed, "run", "--specs", UPSTREAM, "--specs", SUPPLEMENTARY, "--suite", "all",
-                    "--expected", "auto", "--results", str(results), "-j", "2")
+    done = _harness(
+        installed,
+        "run",
+        "--specs",
+        UPSTREAM,
+        "--specs",
+        SUPPLEMENTARY,
+        "--suite",
+        "all",
+        "--expected",
+        "auto",
+        "--results",
+        str(results),
+        "-j",
+        "2",
+    )
     shown = [line for line in done.stdout.splitlines() if line.startswith("expected outcomes:")]
     assert shown and "<none>" not in shown[0] and str(data / "expectations") in shown[0], done.stdout[-3000:]
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
@@ -138,7 +180,10 @@ def test_coverage_from_the_wheel_lists_rules_and_says_the_text_was_not_compared(
     assert done.returncode in (0, 1), done.stderr  # 1: a driver-side MUST unchecked (data, not packaging)
     first = done.stdout.splitlines()[0]
     assert "the spec text was not compared" in first, first
-    rule_ids = [r.id for c in load_catalogues(DATA / "coverage" / "change-streams-rules.yml",
-                                              DATA / "coverage" / "server-rules.yml") for r in c.rules]
+    rule_ids = [
+        r.id
+        for c in load_catalogues(DATA / "coverage" / "change-streams-rules.yml", DATA / "coverage" / "server-rules.yml")
+        for r in c.rules
+    ]
     assert rule_ids and [i for i in rule_ids if i not in done.stdout] == []
     assert "checked by: " in done.stdout and "unmapped statements: not looked for" in done.stdout

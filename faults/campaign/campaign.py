@@ -82,8 +82,11 @@ class CampaignResult:
         return [e for e in self.errors if not e.allowed]
 
 
-def run_campaign(options: CampaignOptions, run_options: RunOptions | None = None,
-                 new_run: Callable[[RunOptions], HarnessRun] = HarnessRun) -> CampaignResult:
+def run_campaign(
+    options: CampaignOptions,
+    run_options: RunOptions | None = None,
+    new_run: Callable[[RunOptions], HarnessRun] = HarnessRun,
+) -> CampaignResult:
     """Run one campaign on a run and return what it found (its record included).
 
     ``run_options`` are the run's (driver, target, fail points, results, labels: ``harness campaign`` reads them
@@ -98,15 +101,30 @@ def run_campaign(options: CampaignOptions, run_options: RunOptions | None = None
     check, case = campaign_check(options, skipped)
     given = run_options or RunOptions()
     with tempfile.TemporaryDirectory(prefix="campaign-") as scratch:
-        campaign_run = replace(given, target=_restartable_target(given.target, Path(scratch)), expected="none",
-                               network_faults=bool(wanted) and not skipped)
+        campaign_run = replace(
+            given,
+            target=_restartable_target(given.target, Path(scratch)),
+            expected="none",
+            network_faults=bool(wanted) and not skipped,
+        )
         with new_run(campaign_run) as run:
             outcome = run.run_test(check)
     if case.result is None:  # the campaign could not even start: the record says why
-        case.result = CampaignResult(outcome=outcome.outcome, message=outcome.message, seed=options.seed, schedule=[],
-                                     applied=[], received=0, anomalies=[], errors=[], problems=[outcome.message],
-                                     driver_resumes=0, aggregates=0, duration_s=outcome.duration_s,
-                                     skipped_kinds=case.skipped)
+        case.result = CampaignResult(
+            outcome=outcome.outcome,
+            message=outcome.message,
+            seed=options.seed,
+            schedule=[],
+            applied=[],
+            received=0,
+            anomalies=[],
+            errors=[],
+            problems=[outcome.message],
+            driver_resumes=0,
+            aggregates=0,
+            duration_s=outcome.duration_s,
+            skipped_kinds=case.skipped,
+        )
     case.result.outcome, case.result.message = outcome.outcome, outcome.message
     case.result.record = outcome.record
     return case.result
@@ -139,17 +157,23 @@ def _unavailable_kinds(run: Any, kinds: list[str]) -> list[tuple[str, str]]:
     """The kinds this run cannot inject, each with why: no Toxiproxy in the path, a target that cannot restart."""
     restart_problem = restartable(getattr(run.target, "inner", run.target))
     without_network = getattr(run.target, "faults", None) is None
-    reasons = {kind: "the run has no Toxiproxy in the path (--network-faults)" for kind in NETWORK_KINDS
-               if without_network}
+    reasons = {
+        kind: "the run has no Toxiproxy in the path (--network-faults)" for kind in NETWORK_KINDS if without_network
+    }
     reasons.update({kind: restart_problem for kind in TARGET_KINDS if restart_problem})
     return [(kind, reasons[kind]) for kind in kinds if kind in reasons]
 
 
-def campaign_check(options: CampaignOptions, skipped: list[str] | None = None) -> tuple[Check, "CampaignCase"]:
+def campaign_check(options: CampaignOptions, skipped: list[str] | None = None) -> tuple[Check, CampaignCase]:
     """The campaign as a check any run can run (``harness run --suite campaign``), and its case."""
     case = CampaignCase(options, skipped or [])
-    check = Check(format="campaign", file="campaign", name=campaign_name(options), open=case.bind,
-                  timeout_s=lambda run: case.budget_s() + 120)
+    check = Check(
+        format="campaign",
+        file="campaign",
+        name=campaign_name(options),
+        open=case.bind,
+        timeout_s=lambda run: case.budget_s() + 120,
+    )
     return check, case
 
 
@@ -164,7 +188,7 @@ class CampaignCase(Case):
         self.result: CampaignResult | None = None
         self.run: Any = None
 
-    def bind(self, run: Any) -> "CampaignCase":
+    def bind(self, run: Any) -> CampaignCase:
         self.run = run
         return self
 
@@ -190,8 +214,15 @@ class CampaignCase(Case):
         return []
 
 
-def _run(options: CampaignOptions, run: Any, schedule: list[Fault], skipped: list[str], began: float,
-         stop: threading.Event, budget: float) -> CampaignResult:
+def _run(
+    options: CampaignOptions,
+    run: Any,
+    schedule: list[Fault],
+    skipped: list[str],
+    began: float,
+    stop: threading.Event,
+    budget: float,
+) -> CampaignResult:
     target = run.target
     network = getattr(target, "faults", None)
     assert target.admin is not None
@@ -199,14 +230,30 @@ def _run(options: CampaignOptions, run: Any, schedule: list[Fault], skipped: lis
     collection.drop()
     target.admin[options.database].create_collection(options.collection)
     nemesis = Nemesis(run.failpoints, network, getattr(target, "inner", target), APP_NAME)
-    consumer = Consumer(run.driver, run.driver_uri, options.database, options.collection, app_name=APP_NAME,
-                        nemesis=nemesis, client_options=CONSUMER_OPTIONS)
+    consumer = Consumer(
+        run.driver,
+        run.driver_uri,
+        options.database,
+        options.collection,
+        app_name=APP_NAME,
+        nemesis=nemesis,
+        client_options=CONSUMER_OPTIONS,
+    )
     nemesis.getmore_failures = consumer.getmore_failures
     gate = _Gate(schedule[0].at_event if schedule else float("inf"))
-    writer = Writer(collection, options.events, consumed=lambda: len(consumer.seqs), batch_size=options.batch_size,
-                    max_lag=options.max_lag)
-    nemesis_thread = threading.Thread(target=_drive_schedule, args=(nemesis, schedule, consumer, gate, stop, options),
-                                      name="campaign-nemesis", daemon=True)
+    writer = Writer(
+        collection,
+        options.events,
+        consumed=lambda: len(consumer.seqs),
+        batch_size=options.batch_size,
+        max_lag=options.max_lag,
+    )
+    nemesis_thread = threading.Thread(
+        target=_drive_schedule,
+        args=(nemesis, schedule, consumer, gate, stop, options),
+        name="campaign-nemesis",
+        daemon=True,
+    )
     deadline = time.monotonic() + budget
     problems: list[str] = []
     try:
@@ -217,14 +264,20 @@ def _run(options: CampaignOptions, run: Any, schedule: list[Fault], skipped: lis
         def done() -> bool:
             if stop.is_set():  # torn down by the lifecycle's deadline
                 return True
-            return (writer.finished.is_set() and not nemesis_thread.is_alive()
-                    and (not consumer.seqs or max((s for s in consumer.seqs if s is not None), default=-1)
-                         >= writer.written - 1))
+            return (
+                writer.finished.is_set()
+                and not nemesis_thread.is_alive()
+                and (
+                    not consumer.seqs
+                    or max((s for s in consumer.seqs if s is not None), default=-1) >= writer.written - 1
+                )
+            )
 
         consumer.run(done, deadline, lambda: float("inf") if nemesis.awaiting_getmore else gate.at)
         if time.monotonic() >= deadline:
-            problems.append(f"deadline of {budget:.0f}s passed with {len(consumer.seqs)} of {options.events} "
-                            f"events received")
+            problems.append(
+                f"deadline of {budget:.0f}s passed with {len(consumer.seqs)} of {options.events} events received"
+            )
         consumer.run(lambda: False, min(deadline, time.monotonic()) + 0.5)  # late extras (duplicates) show up here
     finally:
         stop.set()
@@ -243,15 +296,27 @@ def _run(options: CampaignOptions, run: Any, schedule: list[Fault], skipped: lis
     failed = bool(anomalies or disallowed or problems)
     message = summarise(anomalies)
     if disallowed:
-        message += f"; {len(disallowed)} error(s) the spec does not allow reached the application " \
-                   f"(first: {disallowed[0].error} -- {disallowed[0].reason})"
+        message += (
+            f"; {len(disallowed)} error(s) the spec does not allow reached the application "
+            f"(first: {disallowed[0].error} -- {disallowed[0].reason})"
+        )
     if problems:
         message += f"; {len(problems)} problem(s): {problems[0]}"
-    return CampaignResult(outcome=FAILED if failed else PASSED, message=message, seed=options.seed,
-                          schedule=schedule, applied=list(nemesis.applied), received=len(consumer.seqs),
-                          anomalies=anomalies, errors=list(consumer.errors), problems=problems,
-                          driver_resumes=resumes, aggregates=aggregates, duration_s=time.perf_counter() - began,
-                          skipped_kinds=skipped)
+    return CampaignResult(
+        outcome=FAILED if failed else PASSED,
+        message=message,
+        seed=options.seed,
+        schedule=schedule,
+        applied=list(nemesis.applied),
+        received=len(consumer.seqs),
+        anomalies=anomalies,
+        errors=list(consumer.errors),
+        problems=problems,
+        driver_resumes=resumes,
+        aggregates=aggregates,
+        duration_s=time.perf_counter() - began,
+        skipped_kinds=skipped,
+    )
 
 
 class _Gate:
@@ -261,8 +326,14 @@ class _Gate:
         self.at = at
 
 
-def _drive_schedule(nemesis: Nemesis, schedule: list[Fault], consumer: Consumer, gate: _Gate,
-                    stop: threading.Event, options: CampaignOptions) -> None:
+def _drive_schedule(
+    nemesis: Nemesis,
+    schedule: list[Fault],
+    consumer: Consumer,
+    gate: _Gate,
+    stop: threading.Event,
+    options: CampaignOptions,
+) -> None:
     """Apply each fault when the consumer has received ``at_event`` events (it waits there); one at a time."""
     for index, fault in enumerate(schedule):
         gate.at = fault.at_event
@@ -277,20 +348,27 @@ def _drive_schedule(nemesis: Nemesis, schedule: list[Fault], consumer: Consumer,
 
         received = len(consumer.seqs)
         applied = nemesis.apply(fault, in_place)
-        options.progress(f"  fault {fault.describe()}: in place at {received} received, "
-                         f"{applied.ended - applied.started:.2f}s"
-                         + (f" PROBLEM {applied.problems}" if applied.problems else ""))
+        options.progress(
+            f"  fault {fault.describe()}: in place at {received} received, "
+            f"{applied.ended - applied.started:.2f}s" + (f" PROBLEM {applied.problems}" if applied.problems else "")
+        )
 
 
 def _details(options: CampaignOptions, result: CampaignResult) -> dict[str, Any]:
     origin = result.applied[0].started if result.applied else 0.0
     return {
-        "seed": options.seed, "events": options.events, "faults_requested": options.faults,
-        "kinds": list(options.kinds), "skipped_kinds": result.skipped_kinds,
+        "seed": options.seed,
+        "events": options.events,
+        "faults_requested": options.faults,
+        "kinds": list(options.kinds),
+        "skipped_kinds": result.skipped_kinds,
         "faults": [a.as_record(origin) for a in result.applied],
-        "received": result.received, "resumes": result.driver_resumes, "aggregates": result.aggregates,
+        "received": result.received,
+        "resumes": result.driver_resumes,
+        "aggregates": result.aggregates,
         "errors": [e.as_record() for e in result.errors],
         "disallowed_errors": len(result.disallowed),
         "anomalies": [a.as_record() for a in result.anomalies],
-        "problems": result.problems, "duration_s": round(result.duration_s, 3),
+        "problems": result.problems,
+        "duration_s": round(result.duration_s, 3),
     }

@@ -41,17 +41,30 @@ def check_delivery(received: Sequence[int | None], expected_count: int) -> list[
     highest = -1
     for position, seq in enumerate(received):
         if seq is None or isinstance(seq, bool) or not isinstance(seq, int) or not 0 <= seq < expected_count:
-            anomalies.append(Anomaly("unexpected", seq if isinstance(seq, int) else None, (position,),
-                                     f"delivered {seq!r}; the writer wrote seq 0..{expected_count - 1}"))
+            anomalies.append(
+                Anomaly(
+                    "unexpected",
+                    seq if isinstance(seq, int) else None,
+                    (position,),
+                    f"delivered {seq!r}; the writer wrote seq 0..{expected_count - 1}",
+                )
+            )
             continue
         if seq in first_position:
-            anomalies.append(Anomaly("duplicate", seq, (first_position[seq], position),
-                                     f"seq {seq} delivered at positions {first_position[seq]} and {position}"))
+            anomalies.append(
+                Anomaly(
+                    "duplicate",
+                    seq,
+                    (first_position[seq], position),
+                    f"seq {seq} delivered at positions {first_position[seq]} and {position}",
+                )
+            )
             continue
         first_position[seq] = position
         if seq < highest:
-            anomalies.append(Anomaly("reorder", seq, (position,),
-                                     f"seq {seq} delivered at position {position}, after seq {highest}"))
+            anomalies.append(
+                Anomaly("reorder", seq, (position,), f"seq {seq} delivered at position {position}, after seq {highest}")
+            )
         highest = max(highest, seq)
     for seq in range(expected_count):
         if seq not in first_position:

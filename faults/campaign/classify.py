@@ -33,7 +33,6 @@ from typing import Any
 from harness.core.constants import CURSOR_NOT_FOUND, RESUMABLE_LABEL
 
 
-
 @dataclass(frozen=True)
 class Verdict:
     allowed: bool
@@ -73,9 +72,17 @@ def _follows_a_resume(window: Sequence[Any], failed_index: int) -> bool:
     return bool(before) and _is_change_stream_aggregate(window[before[-1]])
 
 
-def classify(*, code: int | None, labels: Sequence[str], message: str, is_client_error: bool,
-             window: Sequence[Any], injected: Any = None, outage_recent: bool = False,
-             opening: bool = False) -> Verdict:
+def classify(
+    *,
+    code: int | None,
+    labels: Sequence[str],
+    message: str,
+    is_client_error: bool,
+    window: Sequence[Any],
+    injected: Any = None,
+    outage_recent: bool = False,
+    opening: bool = False,
+) -> Verdict:
     """Judge one error. ``window``: the consumer client's command events during the failed operation.
 
     ``injected``: the non-resumable fault that explains this error, if the campaign has one;
@@ -96,7 +103,7 @@ def classify(*, code: int | None, labels: Sequence[str], message: str, is_client
             return Verdict(True, "target unreachable: server selection for the getMore or its resume failed")
         return Verdict(False, "resumable error with no failed command to explain it")
     last = failed[-1]
-    if any(_is_change_stream_aggregate(e) for e in window[last + 1:]):
+    if any(_is_change_stream_aggregate(e) for e in window[last + 1 :]):
         return Verdict(True, "the driver resumed once; the resume or the getMore after it failed")
     if _follows_a_resume(window, last):
         return Verdict(True, "the driver resumed once; the getMore right after the resume failed")
@@ -112,6 +119,7 @@ def silent_resumes(events: Sequence[Any], app_opens: Sequence[tuple[int, int]]) 
     ``app_opens``: event-index ranges ``[start, end)`` during which the
     application itself was opening a stream; aggregates there are not the driver's.
     """
+
     def by_application(index: int) -> bool:
         return any(start <= index < end for start, end in app_opens)
 
@@ -124,6 +132,8 @@ def silent_resumes(events: Sequence[Any], app_opens: Sequence[tuple[int, int]]) 
             continue
         following = next((j for j in range(i + 1, len(events)) if events[j].kind == "commandStartedEvent"), None)
         if following is not None and _is_change_stream_aggregate(events[following]) and not by_application(following):
-            problems.append(f"getMore failed with non-resumable code {code} ({message}) and the driver resumed "
-                            "instead of reporting it")
+            problems.append(
+                f"getMore failed with non-resumable code {code} ({message}) and the driver resumed "
+                "instead of reporting it"
+            )
     return problems

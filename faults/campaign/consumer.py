@@ -42,15 +42,35 @@ class ReachedApplication:
     at_s: float = 0.0  # seconds since the consumer opened its first stream
 
     def as_record(self) -> dict[str, Any]:
-        return {"received": self.received, "stream": self.stream, "operation": self.operation, "error": self.error,
-                "code": self.code, "labels": list(self.labels), "allowed": self.allowed, "reason": self.reason,
-                "fault": self.fault, "at_s": round(self.at_s, 3)}
+        return {
+            "received": self.received,
+            "stream": self.stream,
+            "operation": self.operation,
+            "error": self.error,
+            "code": self.code,
+            "labels": list(self.labels),
+            "allowed": self.allowed,
+            "reason": self.reason,
+            "fault": self.fault,
+            "at_s": round(self.at_s, 3),
+        }
 
 
 class Consumer:
-    def __init__(self, driver: DriverAdapter, uri: str, database: str, collection: str, *, app_name: str,
-                 nemesis: Any, client_options: dict[str, Any] | None = None, max_await_ms: int = 200,
-                 iteration_timeout_s: float = 1.0, reopen_deadline_s: float = 30.0) -> None:
+    def __init__(
+        self,
+        driver: DriverAdapter,
+        uri: str,
+        database: str,
+        collection: str,
+        *,
+        app_name: str,
+        nemesis: Any,
+        client_options: dict[str, Any] | None = None,
+        max_await_ms: int = 200,
+        iteration_timeout_s: float = 1.0,
+        reopen_deadline_s: float = 30.0,
+    ) -> None:
         self.scope = driver.open_scope(uri, iteration_timeout_s=iteration_timeout_s)
         self.database, self.collection = database, collection
         self.app_name = app_name
@@ -73,8 +93,9 @@ class Consumer:
         uri_options = {"appName": self.app_name, **self.client_options}
         self.scope.create_entity(EntitySpec("client", CLIENT, {"uriOptions": uri_options, "observeEvents": OBSERVED}))
         self.scope.create_entity(EntitySpec("database", "db", {"client": CLIENT, "databaseName": self.database}))
-        self.scope.create_entity(EntitySpec("collection", "coll", {"database": "db",
-                                                                     "collectionName": self.collection}))
+        self.scope.create_entity(
+            EntitySpec("collection", "coll", {"database": "db", "collectionName": self.collection})
+        )
         self._origin = time.monotonic()
         self._open_stream()
         self._token = self._resume_token()
@@ -127,8 +148,12 @@ class Consumer:
             document = self.scope.run(Operation("iterateUntilDocumentOrError", self.stream))
         except NoChangeWithin as exc:
             if "closed" in str(exc):  # the stream ended without an error: an application reopens it
-                self._record_error(ErrorInfo(message=str(exc), type="NoChangeWithin", is_client_error=True),
-                                   "iterate", [], forced=(False, "the stream was closed without an error"))
+                self._record_error(
+                    ErrorInfo(message=str(exc), type="NoChangeWithin", is_client_error=True),
+                    "iterate",
+                    [],
+                    forced=(False, "the stream was closed without an error"),
+                )
                 self._reopen()
             return
         except DriverOperationError as exc:
@@ -138,23 +163,41 @@ class Consumer:
         self.seqs.append(_seq_of(document, self.database, self.collection))
         self._token = document.get("_id", self._token)
 
-    def _record_error(self, info: ErrorInfo, operation: str, window: list[Any],
-                      forced: tuple[bool, str] | None = None) -> None:
+    def _record_error(
+        self, info: ErrorInfo, operation: str, window: list[Any], forced: tuple[bool, str] | None = None
+    ) -> None:
         injected = None
         if not resumable(info.code, info.labels, info.is_client_error) and operation == "iterate":
             injected = self.nemesis.claim_surfacing(info.code)
         if forced is not None:
             allowed, reason = forced
         else:
-            verdict = classify(code=info.code, labels=info.labels, message=info.message,
-                               is_client_error=info.is_client_error, window=window, injected=injected,
-                               outage_recent=self.nemesis.outage_recent(), opening=operation == "open")
+            verdict = classify(
+                code=info.code,
+                labels=info.labels,
+                message=info.message,
+                is_client_error=info.is_client_error,
+                window=window,
+                injected=injected,
+                outage_recent=self.nemesis.outage_recent(),
+                opening=operation == "open",
+            )
             allowed, reason = verdict.allowed, verdict.reason
         current = self.nemesis.current
-        self.errors.append(ReachedApplication(
-            received=len(self.seqs), stream=self.stream, operation=operation, error=info.describe(), code=info.code,
-            labels=tuple(info.labels), allowed=allowed, reason=reason,
-            fault=current.describe() if current is not None else None, at_s=time.monotonic() - self._origin))
+        self.errors.append(
+            ReachedApplication(
+                received=len(self.seqs),
+                stream=self.stream,
+                operation=operation,
+                error=info.describe(),
+                code=info.code,
+                labels=tuple(info.labels),
+                allowed=allowed,
+                reason=reason,
+                fault=current.describe() if current is not None else None,
+                at_s=time.monotonic() - self._origin,
+            )
+        )
 
     def _reopen(self) -> None:
         """Close the failed stream and open a new one after its last resume token, retrying while the target is away."""
@@ -162,7 +205,7 @@ class Consumer:
             token = self._resume_token()
             if token is not None:
                 self._token = token
-        except Exception:  # noqa: BLE001 - fall back to the last document's token
+        except Exception:
             pass
         try:
             self.scope.run(Operation("close", self.stream))
@@ -188,9 +231,13 @@ class Consumer:
         """Aggregates the driver started on its own, i.e. outside the application's opens."""
         events = self._events()
         opens = self.app_opens
-        return sum(1 for i, e in enumerate(events)
-                   if e.kind == "commandStartedEvent" and e.command_name == "aggregate"
-                   and not any(start <= i < end for start, end in opens))
+        return sum(
+            1
+            for i, e in enumerate(events)
+            if e.kind == "commandStartedEvent"
+            and e.command_name == "aggregate"
+            and not any(start <= i < end for start, end in opens)
+        )
 
     def close(self) -> None:
         self.scope.close()

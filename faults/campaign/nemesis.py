@@ -24,11 +24,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from faults.campaign.restart import restart_embedded
-from faults.campaign.schedule import (FAILPOINT_KINDS, NETWORK_KINDS, OUTAGE_KINDS, SURFACING_KINDS, Fault)
+from faults.campaign.schedule import FAILPOINT_KINDS, NETWORK_KINDS, OUTAGE_KINDS, SURFACING_KINDS, Fault
 from faults.network import NetworkFaults, Toxic
 from harness.core.constants import RESUMABLE_LABEL
 from harness.engine.failpoint_manager import FailPointManager
-
 
 
 @dataclass
@@ -45,8 +44,13 @@ class AppliedFault:
     fired: bool | None = None
 
     def as_record(self, origin: float) -> dict[str, Any]:
-        return {**self.fault.as_record(), "started_s": round(self.started - origin, 3),
-                "window_s": round(self.ended - self.started, 3), "fired": self.fired, "problems": self.problems}
+        return {
+            **self.fault.as_record(),
+            "started_s": round(self.started - origin, 3),
+            "window_s": round(self.ended - self.started, 3),
+            "fired": self.fired,
+            "problems": self.problems,
+        }
 
 
 def fail_command(fault: Fault, app_name: str) -> dict[str, Any]:
@@ -74,17 +78,30 @@ def toxic_for(fault: Fault) -> Toxic:
     if fault.kind == "timeout":
         return Toxic("timeout", "downstream", {"timeout": fault.param("timeout_ms")}, name=name)
     if fault.kind == "latency":
-        return Toxic("latency", "downstream", {"latency": fault.param("latency_ms"), "jitter": fault.param("jitter_ms")},
-                     name=name)
+        return Toxic(
+            "latency",
+            "downstream",
+            {"latency": fault.param("latency_ms"), "jitter": fault.param("jitter_ms")},
+            name=name,
+        )
     if fault.kind == "limit_data":
         return Toxic("limit_data", "downstream", {"bytes": fault.param("bytes")}, name=name)
     raise ValueError(f"{fault.describe()} is not a toxic")
 
 
 class Nemesis:
-    def __init__(self, failpoints: FailPointManager, network: NetworkFaults | None, target: Any, app_name: str,
-                 *, getmore_failures: Callable[[], int] = lambda: 0, fire_wait_s: float = 5.0,
-                 sleep: Callable[[float], None] = time.sleep, outage_grace_s: float = 8.0) -> None:
+    def __init__(
+        self,
+        failpoints: FailPointManager,
+        network: NetworkFaults | None,
+        target: Any,
+        app_name: str,
+        *,
+        getmore_failures: Callable[[], int] = lambda: 0,
+        fire_wait_s: float = 5.0,
+        sleep: Callable[[float], None] = time.sleep,
+        outage_grace_s: float = 8.0,
+    ) -> None:
         self.failpoints = failpoints
         #: How many getMores of the consumer have failed so far: tells when a fail point has fired.
         self.getmore_failures = getmore_failures
@@ -123,7 +140,7 @@ class Nemesis:
                 restart_embedded(self.target, fault.param("down_ms", 0) / 1000)
             else:
                 applied.problems.append(f"unknown fault kind {fault.kind!r}")
-        except Exception as exc:  # noqa: BLE001 - one broken fault is a recorded problem, not a dead campaign
+        except Exception as exc:
             applied.problems.append(f"{type(exc).__name__}: {exc}")
         finally:
             applied.ended = time.monotonic()
@@ -173,7 +190,11 @@ class Nemesis:
         """The earliest injected non-resumable fault with this code not yet matched to an error (marks it)."""
         with self._lock:
             for applied in self.applied:
-                if applied.fault.kind in SURFACING_KINDS and not applied.surfaced and applied.fault.param("code") == code:
+                if (
+                    applied.fault.kind in SURFACING_KINDS
+                    and not applied.surfaced
+                    and applied.fault.param("code") == code
+                ):
                     applied.surfaced = True
                     return applied.fault
         return None
@@ -193,6 +214,6 @@ class Nemesis:
             try:
                 self.network.reset()
                 self.network.verify_clean()
-            except Exception as exc:  # noqa: BLE001 - reported with the campaign's verdict
+            except Exception as exc:
                 problems.append(str(exc))
         return problems

@@ -17,13 +17,16 @@ def add_arguments(campaign: argparse.ArgumentParser) -> None:
     """The campaign's own options; ``--driver``, ``--target``, ``--failpoints`` and ``--results`` come from the app."""
     from faults.campaign.schedule import KINDS
 
-    campaign.description = ("A seeded fault campaign. Its embedded target runs on disk, in a scratch directory, "
-                            "so restart faults can restart it; --results gets the campaign's one record.")
+    campaign.description = (
+        "A seeded fault campaign. Its embedded target runs on disk, in a scratch directory, "
+        "so restart faults can restart it; --results gets the campaign's one record."
+    )
     campaign.add_argument("--events", type=int, default=10_000, help="documents the writer inserts (default 10000)")
     campaign.add_argument("--faults", type=int, default=50, help="faults in the schedule (default 50)")
     campaign.add_argument("--seed", type=int, default=42, help="the schedule's seed; the same seed replays it")
-    campaign.add_argument("--kinds", default=",".join(KINDS),
-                          help=f"comma-separated fault kinds (default all: {','.join(KINDS)})")
+    campaign.add_argument(
+        "--kinds", default=",".join(KINDS), help=f"comma-separated fault kinds (default all: {','.join(KINDS)})"
+    )
     campaign.add_argument("-q", "--quiet", action="store_true", help="no per-fault lines, only the summary")
 
 
@@ -34,9 +37,13 @@ def command(args: argparse.Namespace, front_end: FrontEnd) -> int:
     from harness.core.ports import TargetUnavailable
     from harness.core.verdicts import PASSED
 
-    options = CampaignOptions(events=args.events, faults=args.faults, seed=args.seed,
-                              kinds=tuple(k.strip() for k in args.kinds.split(",") if k.strip()),
-                              progress=(lambda line: None) if args.quiet else (lambda line: print(line, flush=True)))
+    options = CampaignOptions(
+        events=args.events,
+        faults=args.faults,
+        seed=args.seed,
+        kinds=tuple(k.strip() for k in args.kinds.split(",") if k.strip()),
+        progress=(lambda line: None) if args.quiet else (lambda line: print(line, flush=True)),
+    )
     try:
         result = run_campaign(options, front_end.options, front_end.new_run)
     except (TargetUnavailable, ValueError) as exc:
@@ -57,8 +64,22 @@ def _collect(specs: list[Any]) -> list[Any]:
 def install(registry: Any) -> None:
     from harness.engine.plugins import Command, Suite
 
-    registry.add_command(Command("campaign", "a seeded fault campaign: exactly-once delivery under faults",
-                                 add_arguments, command, run_options=RUN_OPTIONS))
-    registry.add_suite(Suite("campaign", "one seeded fault campaign (seed 42) on the run's target; kinds the "
-                                         "target cannot take are skipped, said and recorded", _collect,
-                             order=30, in_all=False))
+    registry.add_command(
+        Command(
+            "campaign",
+            "a seeded fault campaign: exactly-once delivery under faults",
+            add_arguments,
+            command,
+            run_options=RUN_OPTIONS,
+        )
+    )
+    registry.add_suite(
+        Suite(
+            "campaign",
+            "one seeded fault campaign (seed 42) on the run's target; kinds the "
+            "target cannot take are skipped, said and recorded",
+            _collect,
+            order=30,
+            in_all=False,
+        )
+    )

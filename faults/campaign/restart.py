@@ -43,8 +43,12 @@ def restart_embedded(target: Any, down_s: float = 0.0) -> float:
         time.sleep(down_s)
     last_error: Exception | None = None
     for _ in range(50):  # the old listener's port may take a moment to be free again
-        fresh = SecantusDBServer(port=port, storage_path=target.storage_path,
-                                 enable_test_commands=target.enable_test_commands, **target.server_options)
+        fresh = SecantusDBServer(
+            port=port,
+            storage_path=target.storage_path,
+            enable_test_commands=target.enable_test_commands,
+            **target.server_options,
+        )
         try:
             fresh.start()
         except OSError as exc:

@@ -30,8 +30,7 @@ DRAWN_CODES = tuple(c for c in RESUMABLE_CODES if c not in STATE_CHANGE_CODES + 
 NON_RESUMABLE_CODE = 280
 
 #: Fault kinds -> what the nemesis does (docs/campaigns.md has the table).
-FAILPOINT_KINDS = ("resumable_error", "cursor_not_found", "close_connection", "unlabelled_error",
-                   "non_resumable_error")
+FAILPOINT_KINDS = ("resumable_error", "cursor_not_found", "close_connection", "unlabelled_error", "non_resumable_error")
 NETWORK_KINDS = ("reset_peer", "timeout", "latency", "limit_data", "proxy_down")
 TARGET_KINDS = ("restart",)
 KINDS = FAILPOINT_KINDS + NETWORK_KINDS + TARGET_KINDS
@@ -115,5 +114,7 @@ def make_schedule(seed: int, n_events: int, n_faults: int, kinds: tuple[str, ...
         end = max(start, lo + (span * (index + 1)) // n_faults - 1)
         kind = rng.choice(kinds)
         at_event = rng.randint(start, end)
-        faults.append(Fault(index=index, kind=kind, at_event=at_event, params=tuple(sorted(_params(kind, rng).items()))))
+        faults.append(
+            Fault(index=index, kind=kind, at_event=at_event, params=tuple(sorted(_params(kind, rng).items())))
+        )
     return faults

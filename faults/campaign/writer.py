@@ -24,8 +24,16 @@ from pymongo.errors import BulkWriteError, PyMongoError
 
 
 class Writer(threading.Thread):
-    def __init__(self, collection: Any, count: int, *, consumed: Callable[[], int], batch_size: int = 20,
-                 max_lag: int = 300, give_up_after_s: float = 60.0) -> None:
+    def __init__(
+        self,
+        collection: Any,
+        count: int,
+        *,
+        consumed: Callable[[], int],
+        batch_size: int = 20,
+        max_lag: int = 300,
+        give_up_after_s: float = 60.0,
+    ) -> None:
         super().__init__(name="campaign-writer", daemon=True)
         self.collection = collection
         self.count = count
@@ -50,7 +58,7 @@ class Writer(threading.Thread):
                 if not self._write_batch(seqs):
                     return
                 self.written = seqs[-1] + 1
-        except Exception as exc:  # noqa: BLE001 - the campaign reports it; a dead thread would say nothing
+        except Exception as exc:
             self.problems.append(f"writer crashed: {type(exc).__name__}: {exc}")
         finally:
             self.finished.set()
@@ -72,8 +80,9 @@ class Writer(threading.Thread):
                     return False
             except PyMongoError as exc:
                 if time.monotonic() > deadline:
-                    self.problems.append(f"seq {seqs[0]}-{seqs[-1]}: target unwritable for "
-                                         f"{self.give_up_after_s:g}s: {exc}")
+                    self.problems.append(
+                        f"seq {seqs[0]}-{seqs[-1]}: target unwritable for {self.give_up_after_s:g}s: {exc}"
+                    )
                     return False
             self.retries += 1
             retrying = True
@@ -94,6 +103,8 @@ class Writer(threading.Thread):
         if stored != list(range(self.count)):
             extra = sorted(set(stored) - set(range(self.count)))
             lost = sorted(set(range(self.count)) - set(stored))
-            problems.append(f"the collection holds {len(stored)} documents, expected {self.count} "
-                            f"(missing {lost[:10]}, unexpected {extra[:10]})")
+            problems.append(
+                f"the collection holds {len(stored)} documents, expected {self.count} "
+                f"(missing {lost[:10]}, unexpected {extra[:10]})"
+            )
         return problems

@@ -29,8 +29,10 @@ class NativeFailPoints:
         try:
             self.admin.admin.command(dict(command))
         except OperationFailure as exc:
-            raise FailPointError(f"target refused configureFailPoint {command.get('configureFailPoint')!r}: "
-                                 f"{exc.details.get('errmsg', exc) if exc.details else exc}") from exc
+            raise FailPointError(
+                f"target refused configureFailPoint {command.get('configureFailPoint')!r}: "
+                f"{exc.details.get('errmsg', exc) if exc.details else exc}"
+            ) from exc
         except PyMongoError as exc:
             raise FailPointError(f"configureFailPoint failed: {exc}") from exc
 

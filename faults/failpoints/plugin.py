@@ -34,7 +34,6 @@ def native(target: Any) -> FailPointSetup:
 def emulated(target: Any) -> FailPointSetup:
     from faults.failpoints.backends import EmulatedFailPoints
     from faults.wire import WireProxy
-
     from faults.wire.shaping_owner import ReplyShapingOwner, register, unregister
 
     host, port = driver_facing_address(target)

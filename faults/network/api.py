@@ -65,8 +65,11 @@ class ToxiproxyAPI:
             raise NetworkFaultError(f"Toxiproxy API {method} {path} at {self.base_url} failed: {exc}") from exc
         if response.status_code >= 400:
             body = response.text.strip()
-            raise ToxiproxyHTTPError(f"Toxiproxy API {method} {path} answered {response.status_code}: "
-                                     f"{body[:300]}", status=response.status_code, body=body)
+            raise ToxiproxyHTTPError(
+                f"Toxiproxy API {method} {path} answered {response.status_code}: {body[:300]}",
+                status=response.status_code,
+                body=body,
+            )
         return response
 
     # -- server ----------------------------------------------------------------
@@ -86,8 +89,9 @@ class ToxiproxyAPI:
         """One proxy's state (404 -> :class:`ToxiproxyHTTPError` with ``status == 404``)."""
         return self._call("GET", f"/proxies/{_segment(name)}").json()
 
-    def create_proxy(self, name: str, upstream: str, listen: str = "127.0.0.1:0",
-                     enabled: bool = True) -> dict[str, Any]:
+    def create_proxy(
+        self, name: str, upstream: str, listen: str = "127.0.0.1:0", enabled: bool = True
+    ) -> dict[str, Any]:
         """A new proxy; the reply's ``listen`` is the real address (the port the server picked for ``:0``).
 
         409 when a proxy of that name exists.

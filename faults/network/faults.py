@@ -58,8 +58,9 @@ class NetworkFaults:
         except ToxiproxyHTTPError as exc:
             if exc.status == 409:
                 raise NetworkFaultError(f"a proxy named {name!r} already exists on {self.server.api_url}") from None
-            raise NetworkFaultError(f"Toxiproxy refused proxy {name!r} -> {upstream}; log tail:\n"
-                                    f"{self.server.log_tail()}") from None
+            raise NetworkFaultError(
+                f"Toxiproxy refused proxy {name!r} -> {upstream}; log tail:\n{self.server.log_tail()}"
+            ) from None
         proxy = Proxy(name=name, listen=created["listen"], upstream=upstream)
         self.proxies[name] = proxy
         return proxy
@@ -107,8 +108,9 @@ class NetworkFaults:
             if exc.status == 404:
                 raise self._gone(target.name) from None
             if exc.status == 409:  # "toxic already exists"
-                raise NetworkFaultError(f"proxy {target.name!r} already has a toxic named {toxic.name!r}; "
-                                        "give the new one another name") from None
+                raise NetworkFaultError(
+                    f"proxy {target.name!r} already has a toxic named {toxic.name!r}; give the new one another name"
+                ) from None
             if exc.status == 400:
                 raise NetworkFaultError(f"Toxiproxy refused toxic {toxic.as_api()}: {exc.body}") from None
             raise
@@ -136,8 +138,9 @@ class NetworkFaults:
         try:
             self.api.reset()
         except ToxiproxyHTTPError:
-            raise NetworkFaultError(f"Toxiproxy /reset failed at {self.server.api_url}; log tail:\n"
-                                    f"{self.server.log_tail()}") from None
+            raise NetworkFaultError(
+                f"Toxiproxy /reset failed at {self.server.api_url}; log tail:\n{self.server.log_tail()}"
+            ) from None
         self.history.clear()
 
     def leftovers(self) -> list[str]:
@@ -145,20 +148,25 @@ class NetworkFaults:
         problems = []
         for name, state in sorted(self.api.proxies().items()):
             if name not in self.proxies:
-                problems.append(f"proxy {name!r} ({state.get('listen')} -> {state.get('upstream')}) "
-                                "was not created by this harness run")
+                problems.append(
+                    f"proxy {name!r} ({state.get('listen')} -> {state.get('upstream')}) "
+                    "was not created by this harness run"
+                )
             if not state.get("enabled"):
                 problems.append(f"proxy {name!r} is disabled (down)")
             for toxic in state.get("toxics") or []:
-                problems.append(f"proxy {name!r} still has toxic {toxic.get('name')!r} "
-                                f"({toxic.get('type')}, {toxic.get('stream')}, {toxic.get('attributes')})")
+                problems.append(
+                    f"proxy {name!r} still has toxic {toxic.get('name')!r} "
+                    f"({toxic.get('type')}, {toxic.get('stream')}, {toxic.get('attributes')})"
+                )
         return problems
 
     def verify_clean(self) -> None:
         problems = self.leftovers()
         if problems:
-            raise NetworkFaultsLeftBehind("network faults left behind on " + self.server.api_url + ":\n  "
-                                          + "\n  ".join(problems))
+            raise NetworkFaultsLeftBehind(
+                "network faults left behind on " + self.server.api_url + ":\n  " + "\n  ".join(problems)
+            )
 
     def close(self) -> list[str]:
         """Destroy every proxy this instance created; returns problems (empty when all went)."""
@@ -170,15 +178,14 @@ class NetworkFaults:
                 if exc.status != 404:  # 404: gone already, which is what we want
                     problems.append(f"could not destroy proxy {name!r}")
                     continue
-            except Exception as exc:  # noqa: BLE001 - every proxy gets its chance to go
+            except Exception as exc:
                 problems.append(f"could not destroy proxy {name!r}: {exc}")
                 continue
             del self.proxies[name]
         return problems
 
-    def __enter__(self) -> "NetworkFaults":
+    def __enter__(self) -> NetworkFaults:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-

@@ -51,7 +51,7 @@ def network_faults_of(context: TestContext, operation: Operation) -> NetworkFaul
 def _set_proxy(faults: NetworkFaults, state: Any, proxy_name: str | None) -> None:
     actions = {"down": faults.down, "up": faults.up}
     if state not in actions:
-        raise NetworkFaultError(f"proxy must be \"down\" or \"up\", got {state!r}")
+        raise NetworkFaultError(f'proxy must be "down" or "up", got {state!r}')
     actions[state](proxy_name)
 
 
@@ -70,8 +70,10 @@ def network_fault(context: TestContext, operation: Operation) -> None:
     forms = [key for key in _FORMS if key in arguments]
     unknown = set(arguments) - set(_FORMS)
     if unknown or len(forms) != 1:
-        raise HarnessError(f"{where}: networkFault takes exactly one of {list(_FORMS)} (and optionally "
-                           f"proxyName); got {sorted(operation.arguments)}")
+        raise HarnessError(
+            f"{where}: networkFault takes exactly one of {list(_FORMS)} (and optionally "
+            f"proxyName); got {sorted(operation.arguments)}"
+        )
     faults = network_faults_of(context, operation)
     try:
         with context.guarded():  # a torn-down test must not leave a fault for the next one
@@ -82,8 +84,10 @@ def network_fault(context: TestContext, operation: Operation) -> None:
 
 def clear_network_faults(context: TestContext, operation: Operation) -> None:
     if operation.arguments:
-        raise HarnessError(f"{operation.label or 'clearNetworkFaults'}: clearNetworkFaults takes no arguments, "
-                           f"got {sorted(operation.arguments)}")
+        raise HarnessError(
+            f"{operation.label or 'clearNetworkFaults'}: clearNetworkFaults takes no arguments, "
+            f"got {sorted(operation.arguments)}"
+        )
     problems = clear_after_test(network_faults_of(context, operation))
     if problems:
         raise HarnessError(f"{operation.label or 'clearNetworkFaults'}: " + "; ".join(problems))
@@ -98,7 +102,7 @@ def clear_after_test(faults: Any) -> list[str]:
     try:
         faults.reset()
         return faults.leftovers()
-    except Exception as exc:  # noqa: BLE001 - Toxiproxy's client raises requests' errors too
+    except Exception as exc:
         return [f"could not clear network faults: {type(exc).__name__}: {exc}"]
 
 

@@ -48,8 +48,7 @@ def find_binary() -> Path:
     if on_path:
         return Path(on_path)
     checked = f"nothing at {PROJECT_BINARY}, " if PROJECT_BINARY is not None else ""
-    raise ToxiproxyUnavailable(f"no toxiproxy-server found ({BINARY_ENV} unset, {checked}none on PATH); "
-                               f"{INSTALL_HINT}")
+    raise ToxiproxyUnavailable(f"no toxiproxy-server found ({BINARY_ENV} unset, {checked}none on PATH); {INSTALL_HINT}")
 
 
 def free_loopback_port() -> int:
@@ -58,14 +57,20 @@ def free_loopback_port() -> int:
         return probe.getsockname()[1]
 
 
-_LIVE_SERVERS: "weakref.WeakSet[ToxiproxyServer]" = weakref.WeakSet()
+_LIVE_SERVERS: weakref.WeakSet[ToxiproxyServer] = weakref.WeakSet()
 
 
 class ToxiproxyServer:
     """``with ToxiproxyServer() as server: server.api_url ...``; :meth:`stop` is safe to call twice."""
 
-    def __init__(self, binary: Path | str | None = None, *, host: str = "127.0.0.1",
-                 start_timeout_s: float = 10.0, log_level: str = "warn") -> None:
+    def __init__(
+        self,
+        binary: Path | str | None = None,
+        *,
+        host: str = "127.0.0.1",
+        start_timeout_s: float = 10.0,
+        log_level: str = "warn",
+    ) -> None:
         self.binary = Path(binary) if binary else None
         self.host = host
         self.port = 0
@@ -80,7 +85,7 @@ class ToxiproxyServer:
     def api_url(self) -> str:
         return f"http://{self.host}:{self.port}"
 
-    def start(self) -> "ToxiproxyServer":
+    def start(self) -> ToxiproxyServer:
         if self.process is not None:
             return self
         binary = self.binary or find_binary()
@@ -104,22 +109,30 @@ class ToxiproxyServer:
         self.port = free_loopback_port()
         self._log = tempfile.NamedTemporaryFile(prefix="toxiproxy-", suffix=".log", delete=False)
         env = dict(os.environ, LOG_LEVEL=self.log_level)
-        self.process = subprocess.Popen([str(binary), "-host", self.host, "-port", str(self.port)],
-                                        stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT,
-                                        env=env)
+        self.process = subprocess.Popen(
+            [str(binary), "-host", self.host, "-port", str(self.port)],
+            stdin=subprocess.DEVNULL,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            env=env,
+        )
         self.api = ToxiproxyAPI(self.api_url, timeout_s=1.0)
         deadline = time.monotonic() + self.start_timeout_s
         while True:
             if self.process.poll() is not None:
-                raise ToxiproxyUnavailable(f"{binary} exited with status {self.process.returncode} while starting "
-                                           f"on {self.api_url}; log tail:\n{self.log_tail()}")
+                raise ToxiproxyUnavailable(
+                    f"{binary} exited with status {self.process.returncode} while starting "
+                    f"on {self.api_url}; log tail:\n{self.log_tail()}"
+                )
             try:
                 self.version = self.api.version()
                 break
             except NetworkFaultError:
                 if time.monotonic() >= deadline:
-                    raise ToxiproxyUnavailable(f"{binary} did not answer on {self.api_url}/version within "
-                                               f"{self.start_timeout_s:g}s; log tail:\n{self.log_tail()}") from None
+                    raise ToxiproxyUnavailable(
+                        f"{binary} did not answer on {self.api_url}/version within "
+                        f"{self.start_timeout_s:g}s; log tail:\n{self.log_tail()}"
+                    ) from None
                 time.sleep(0.02)
         self.api.timeout_s = 5.0
 
@@ -149,7 +162,7 @@ class ToxiproxyServer:
             Path(self._log.name).unlink(missing_ok=True)
             self._log = None
 
-    def __enter__(self) -> "ToxiproxyServer":
+    def __enter__(self) -> ToxiproxyServer:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

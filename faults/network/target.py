@@ -20,7 +20,7 @@ from harness.targets.target_base import TargetBase
 
 
 class ThroughToxiproxy(TargetBase):
-    def __init__(self, inner: Target, server: ToxiproxyServer | None = None) -> None:
+    def __init__(self, inner: TargetBase, server: ToxiproxyServer | None = None) -> None:
         super().__init__(inner.name)
         self.kind = inner.kind
         self.inner = inner
@@ -41,8 +41,11 @@ class ThroughToxiproxy(TargetBase):
         self.direct_uri = self.inner.uri
         self.admin = self.inner.admin
         self.info = self.inner.info
-        self.info.details["network_faults"] = {"toxiproxy": self.server.version, "proxy": proxy.listen,
-                                               "upstream": proxy.upstream}
+        self.info.details["network_faults"] = {
+            "toxiproxy": self.server.version,
+            "proxy": proxy.listen,
+            "upstream": proxy.upstream,
+        }
         return self.info
 
     def server_parameter(self, name: str) -> Any:

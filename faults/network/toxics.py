@@ -26,8 +26,11 @@ TOXIC_ATTRIBUTES: dict[str, dict[str, str]] = {
     "slow_close": {"delay": "delay before the connection is closed, ms"},
     "timeout": {"timeout": "stop all data, close after this many ms (0: never close)"},
     "reset_peer": {"timeout": "send TCP RST this many ms after data arrives (0: at once)"},
-    "slicer": {"average_size": "mean chunk size, bytes", "size_variation": "+/- on the size, bytes",
-               "delay": "pause between chunks, microseconds"},
+    "slicer": {
+        "average_size": "mean chunk size, bytes",
+        "size_variation": "+/- on the size, bytes",
+        "delay": "pause between chunks, microseconds",
+    },
     "limit_data": {"bytes": "close the connection after this many bytes"},
 }
 
@@ -50,20 +53,26 @@ class Toxic:
             raise NetworkFaultError(f"toxic {self.type!r}: stream must be one of {STREAMS}, got {self.stream!r}")
         unknown = set(self.attributes) - set(known)
         if unknown:
-            raise NetworkFaultError(f"toxic {self.type!r}: unknown attribute(s) {sorted(unknown)}; "
-                                    f"{self.type} takes {sorted(known)}")
+            raise NetworkFaultError(
+                f"toxic {self.type!r}: unknown attribute(s) {sorted(unknown)}; {self.type} takes {sorted(known)}"
+            )
         for key, value in self.attributes.items():
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise NetworkFaultError(f"toxic {self.type!r}: attribute {key!r} must be a non-negative "
-                                        f"integer ({known[key]}), got {value!r}")
-        if isinstance(self.toxicity, bool) or not isinstance(self.toxicity, (int, float)) \
-                or not 0.0 <= self.toxicity <= 1.0:
+                raise NetworkFaultError(
+                    f"toxic {self.type!r}: attribute {key!r} must be a non-negative "
+                    f"integer ({known[key]}), got {value!r}"
+                )
+        if (
+            isinstance(self.toxicity, bool)
+            or not isinstance(self.toxicity, (int, float))
+            or not 0.0 <= self.toxicity <= 1.0
+        ):
             raise NetworkFaultError(f"toxic {self.type!r}: toxicity must be a number in [0, 1], got {self.toxicity!r}")
         if not self.name:
             object.__setattr__(self, "name", f"{self.type}_{self.stream}")
 
     @classmethod
-    def from_spec(cls, document: dict[str, Any]) -> "Toxic":
+    def from_spec(cls, document: dict[str, Any]) -> Toxic:
         """From the scenario files' shape: ``{type, stream?, attributes?, toxicity?, name?}``."""
         if not isinstance(document, dict):
             raise NetworkFaultError(f"a toxic is a document {{type, stream, attributes, toxicity}}, got {document!r}")
@@ -75,14 +84,23 @@ class Toxic:
         attributes = document.get("attributes", {})
         if not isinstance(attributes, dict):
             raise NetworkFaultError(f"toxic {document['type']!r}: attributes must be a document, got {attributes!r}")
-        return cls(type=document["type"], stream=document.get("stream", "downstream"),
-                   attributes={k: _integer(v) for k, v in attributes.items()},
-                   toxicity=document.get("toxicity", 1.0), name=document.get("name", ""))
+        return cls(
+            type=document["type"],
+            stream=document.get("stream", "downstream"),
+            attributes={k: _integer(v) for k, v in attributes.items()},
+            toxicity=document.get("toxicity", 1.0),
+            name=document.get("name", ""),
+        )
 
     def as_api(self) -> dict[str, Any]:
         """The body Toxiproxy's ``POST /proxies/{proxy}/toxics`` takes."""
-        return {"name": self.name, "type": self.type, "stream": self.stream,
-                "toxicity": float(self.toxicity), "attributes": dict(self.attributes)}
+        return {
+            "name": self.name,
+            "type": self.type,
+            "stream": self.stream,
+            "toxicity": float(self.toxicity),
+            "attributes": dict(self.attributes),
+        }
 
 
 def _integer(value: Any) -> Any:

@@ -17,8 +17,10 @@ def split_uri(uri: str) -> tuple[str, str, list[str], str, list[tuple[str, str]]
     Hosts carry their port (27017 when left out); the parsing is :func:`harness.targets.connection_strings.parse`.
     """
     if not uri.startswith("mongodb://"):
-        raise NetworkFaultError(f"network faults need a mongodb:// connection string with explicit hosts "
-                                f"(an SRV record would let the driver find the real hosts), got {connection_strings.redact(uri)!r}")
+        raise NetworkFaultError(
+            f"network faults need a mongodb:// connection string with explicit hosts "
+            f"(an SRV record would let the driver find the real hosts), got {connection_strings.redact(uri)!r}"
+        )
     try:
         parsed = connection_strings.parse(uri)
     except connection_strings.ConnectionStringError as exc:
@@ -30,8 +32,10 @@ def single_host(uri: str) -> str:
     """The one ``host:port`` a proxy can stand in front of (port 27017 when the URI leaves it out)."""
     _, _, hosts, _, _ = split_uri(uri)
     if len(hosts) != 1:
-        raise NetworkFaultError(f"network faults support single-host targets; {connection_strings.redact(uri)!r} names "
-                                f"{len(hosts)} hosts (the driver would reach the others without the proxy)")
+        raise NetworkFaultError(
+            f"network faults support single-host targets; {connection_strings.redact(uri)!r} names "
+            f"{len(hosts)} hosts (the driver would reach the others without the proxy)"
+        )
     return hosts[0]
 
 

@@ -12,5 +12,14 @@ from faults.wire.proxy import WireProxy
 from faults.wire.replica_set import EmulatedReplicaSet, ReplicaSetConfigError
 from faults.wire.shaping import PROFILES, ReplyShaping, ShapingConfig, ShapingConfigError
 
-__all__ = ["EmulatedReplicaSet", "FailPointConfigError", "FailPointSet", "PROFILES", "ReplicaSetConfigError",
-           "ReplyShaping", "ShapingConfig", "ShapingConfigError", "WireProxy"]
+__all__ = [
+    "PROFILES",
+    "EmulatedReplicaSet",
+    "FailPointConfigError",
+    "FailPointSet",
+    "ReplicaSetConfigError",
+    "ReplyShaping",
+    "ShapingConfig",
+    "ShapingConfigError",
+    "WireProxy",
+]

@@ -130,10 +130,12 @@ class Connection:
         try:
             try:
                 upstream_reader, self.upstream_writer = await asyncio.wait_for(
-                    asyncio.open_connection(route.upstream_host, route.upstream_port), route.connect_timeout_s)
+                    asyncio.open_connection(route.upstream_host, route.upstream_port), route.connect_timeout_s
+                )
             except (OSError, asyncio.TimeoutError) as exc:
-                log.warning("wire proxy: cannot reach upstream %s:%s: %s", route.upstream_host,
-                            route.upstream_port, exc)
+                log.warning(
+                    "wire proxy: cannot reach upstream %s:%s: %s", route.upstream_host, route.upstream_port, exc
+                )
                 return
             pumps = [asyncio.ensure_future(self._requests()), asyncio.ensure_future(self._replies(upstream_reader))]
             try:
@@ -263,7 +265,8 @@ class Connection:
         collection = document.get("collection") if command.name == "getMore" else document.get(command.name)
         cursor = document.get("getMore") if command.name == "getMore" else None
         return CommandContext(
-            name=command.name, database=database,
+            name=command.name,
+            database=database,
             collection=collection if isinstance(collection, str) else None,
             app_name=self.app_name,
             retryable_write="txnNumber" in document and "autocommit" not in document,
@@ -305,8 +308,11 @@ class Connection:
         note = self.pending.get(header.response_to)
         if note is None:
             return None
-        streaming = (header.op_code == wire.OP_MSG and len(payload) >= 4
-                     and int.from_bytes(payload[:4], "little") & wire.MORE_TO_COME)
+        streaming = (
+            header.op_code == wire.OP_MSG
+            and len(payload) >= 4
+            and int.from_bytes(payload[:4], "little") & wire.MORE_TO_COME
+        )
         if streaming:
             self.pending[header.request_id] = note
             note.keys.append(header.request_id)
@@ -335,8 +341,11 @@ class Connection:
         document = bson.decode(body, wire.CODEC)
         if note.handshake:
             route = self.route
-            rewritten = (route.member.hello(document) if route.member is not None
-                         else handshake_reply(document, route.target_names, route.proxy_address))
+            rewritten = (
+                route.member.hello(document)
+                if route.member is not None
+                else handshake_reply(document, route.target_names, route.proxy_address)
+            )
             self.hello_replies += 1
             shaped = route.shaping.shape_hello(rewritten, self.app_name, first_reply=self.hello_replies == 1)
             return bson.encode(shaped if shaped is not None else rewritten)

@@ -18,8 +18,8 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.core.constants import HANDSHAKE_COMMANDS, INTERNAL_COMMANDS, RESUMABLE_LABEL
 from faults.wire.codes import RESUMABLE_CHANGE_STREAM_CODES, RETRYABLE_WRITE_CODES, code_name
+from harness.core.constants import HANDSHAKE_COMMANDS, INTERNAL_COMMANDS, RESUMABLE_LABEL
 
 FAIL_COMMAND = "failCommand"
 FAIL_GET_MORE = "failGetMoreAfterCursorCheckout"
@@ -100,13 +100,15 @@ def _parse_mode(spec: Any) -> tuple[str, Any]:
     if spec in ("alwaysOn", "off"):
         return spec, None
     if isinstance(spec, dict) and len(spec) == 1:
-        (kind, value), = spec.items()
+        ((kind, value),) = spec.items()
         if kind in ("times", "skip") and isinstance(value, (int, float)) and not isinstance(value, bool):
             return kind, max(int(value), 0)
         if kind == "activationProbability" and isinstance(value, (int, float)) and 0 <= value <= 1:
             return kind, float(value)
-    raise FailPointConfigError(f"mode {spec!r} is not one of 'alwaysOn', 'off', {{times: n}}, {{skip: n}}, "
-                               "{activationProbability: p} with 0 <= p <= 1")
+    raise FailPointConfigError(
+        f"mode {spec!r} is not one of 'alwaysOn', 'off', {{times: n}}, {{skip: n}}, "
+        "{activationProbability: p} with 0 <= p <= 1"
+    )
 
 
 @dataclass
@@ -143,8 +145,9 @@ class FailPointSet:
         """Apply a ``configureFailPoint`` document; returns the server's reply ``{count, ok: 1}``."""
         name = command.get("configureFailPoint")
         if name not in EMULATED:
-            raise FailPointConfigError(f"fail point {name!r} is not emulated by the wire proxy "
-                                       f"(only {', '.join(EMULATED)})")
+            raise FailPointConfigError(
+                f"fail point {name!r} is not emulated by the wire proxy (only {', '.join(EMULATED)})"
+            )
         mode = Mode(command.get("mode"))
         data = command.get("data") or {}
         if not isinstance(data, dict):
@@ -208,9 +211,11 @@ def _apply(point: FailPoint, context: CommandContext, action: Action) -> None:
         return
     if "errorCode" in data:
         code = int(data["errorCode"])
-        action.error = error_reply(code, _labels(point, context, code),
-                                   f"Failing command {context.name!r} via {point.name!r} failpoint "
-                                   "(emulated by the wire proxy)")
+        action.error = error_reply(
+            code,
+            _labels(point, context, code),
+            f"Failing command {context.name!r} via {point.name!r} failpoint (emulated by the wire proxy)",
+        )
         return
     if point.name == FAIL_COMMAND and "writeConcernError" in data:
         action.write_concern_error = dict(data["writeConcernError"])

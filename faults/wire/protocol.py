@@ -48,7 +48,7 @@ class Header:
     op_code: int
 
     @classmethod
-    def parse(cls, data: bytes) -> "Header":
+    def parse(cls, data: bytes) -> Header:
         header = cls(*HEADER.unpack_from(data))
         if not HEADER_SIZE <= header.length <= MAX_MESSAGE_SIZE:
             raise ProtocolError(f"message length {header.length} outside [{HEADER_SIZE}, {MAX_MESSAGE_SIZE}]")
@@ -102,7 +102,7 @@ def _document(data: bytes, offset: int) -> tuple[bytes, int]:
     (size,) = struct.unpack_from("<i", data, offset)
     if size < 5 or offset + size > len(data):
         raise ProtocolError(f"BSON document of {size} bytes at offset {offset} overruns the message")
-    return data[offset:offset + size], offset + size
+    return data[offset : offset + size], offset + size
 
 
 def parse_op_msg(payload: bytes) -> OpMsg:
@@ -159,8 +159,14 @@ def build_op_msg(request_id: int, response_to: int, msg: OpMsg) -> bytes:
 
 
 def build_op_query(request_id: int, response_to: int, query: OpQuery) -> bytes:
-    payload = (struct.pack("<i", query.flags) + query.collection.encode("utf-8") + b"\x00"
-               + struct.pack("<ii", query.skip, query.limit) + query.query + query.fields)
+    payload = (
+        struct.pack("<i", query.flags)
+        + query.collection.encode("utf-8")
+        + b"\x00"
+        + struct.pack("<ii", query.skip, query.limit)
+        + query.query
+        + query.fields
+    )
     return frame(request_id, response_to, OP_QUERY, payload)
 
 

@@ -25,9 +25,17 @@ STOP_TIMEOUT_S = 5.0
 class WireProxy:
     """A MongoDB wire-protocol proxy in front of one target member, emulating fail points."""
 
-    def __init__(self, upstream_host: str, upstream_port: int, *, listen_host: str = "127.0.0.1",
-                 listen_port: int = 0, seed: int | None = None, connect_timeout_s: float = 10.0,
-                 member: Any = None) -> None:
+    def __init__(
+        self,
+        upstream_host: str,
+        upstream_port: int,
+        *,
+        listen_host: str = "127.0.0.1",
+        listen_port: int = 0,
+        seed: int | None = None,
+        connect_timeout_s: float = 10.0,
+        member: Any = None,
+    ) -> None:
         self.upstream_host, self.upstream_port = upstream_host, int(upstream_port)
         self.listen_host, self.listen_port = listen_host, listen_port
         self.connect_timeout_s = connect_timeout_s
@@ -47,8 +55,9 @@ class WireProxy:
         if self._loop is not None:
             raise RuntimeError("WireProxy already started")
         loop = self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=loop.run_forever, daemon=True,
-                                        name=f"wire-proxy->{self.upstream_host}:{self.upstream_port}")
+        self._thread = threading.Thread(
+            target=loop.run_forever, daemon=True, name=f"wire-proxy->{self.upstream_host}:{self.upstream_port}"
+        )
         self._thread.start()
         try:
             self.address = asyncio.run_coroutine_threadsafe(self._listen(), loop).result(START_TIMEOUT_S)
@@ -66,7 +75,7 @@ class WireProxy:
         finally:
             self._end_loop()
 
-    def __enter__(self) -> "WireProxy":
+    def __enter__(self) -> WireProxy:
         self.start()
         return self
 
@@ -108,8 +117,15 @@ class WireProxy:
     async def _listen(self) -> tuple[str, int]:
         self._server = await asyncio.start_server(self._accept, self.listen_host, self.listen_port)
         host, port = self._server.sockets[0].getsockname()[:2]
-        self._route = Route(self.upstream_host, self.upstream_port, f"{host}:{port}", self.fail_points,
-                            self.connect_timeout_s, shaping=self.shaping, member=self.member)
+        self._route = Route(
+            self.upstream_host,
+            self.upstream_port,
+            f"{host}:{port}",
+            self.fail_points,
+            self.connect_timeout_s,
+            shaping=self.shaping,
+            member=self.member,
+        )
         return host, port
 
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:

@@ -29,12 +29,27 @@ from faults.wire.codes import CODE_NAMES
 from faults.wire.proxy import WireProxy
 
 #: Roles a member can play, and what its hello says about it: (isWritablePrimary, secondary).
-ROLES: dict[str, tuple[bool, bool]] = {"primary": (True, False), "secondary": (False, True),
-                                       "recovering": (False, False)}
+ROLES: dict[str, tuple[bool, bool]] = {
+    "primary": (True, False),
+    "secondary": (False, True),
+    "recovering": (False, False),
+}
 #: Commands only a primary accepts: refused by the others with NotWritablePrimary (as a real member does).
-PRIMARY_ONLY_COMMANDS = frozenset({"insert", "update", "delete", "findAndModify", "create", "drop",
-                                   "dropDatabase", "createIndexes", "dropIndexes", "renameCollection",
-                                   "collMod"})
+PRIMARY_ONLY_COMMANDS = frozenset(
+    {
+        "insert",
+        "update",
+        "delete",
+        "findAndModify",
+        "create",
+        "drop",
+        "dropDatabase",
+        "createIndexes",
+        "dropIndexes",
+        "renameCollection",
+        "collMod",
+    }
+)
 NOT_WRITABLE_PRIMARY = 10107
 #: hello fields only a primary reports.
 _PRIMARY_ONLY_FIELDS = ("electionId",)
@@ -58,8 +73,15 @@ class Arrival:
         return f"{self.name}@member{self.member}{cursors}"
 
 
-def member_hello(reply: dict[str, Any], *, me: str, hosts: list[str], primary: str | None, role: str,
-                 tags: dict[str, str] | None = None) -> dict[str, Any]:
+def member_hello(
+    reply: dict[str, Any],
+    *,
+    me: str,
+    hosts: list[str],
+    primary: str | None,
+    role: str,
+    tags: dict[str, str] | None = None,
+) -> dict[str, Any]:
     """The server's ``hello`` reply as member ``me`` of the emulated set, playing ``role``.
 
     ``setName`` and everything else stay the server's; the member lists name
@@ -68,8 +90,9 @@ def member_hello(reply: dict[str, Any], *, me: str, hosts: list[str], primary: s
     if role not in ROLES:
         raise ReplicaSetConfigError(f"role: unknown {role!r} (one of {sorted(ROLES)})")
     if not reply.get("setName"):
-        raise ReplicaSetConfigError("the target's hello has no setName: it is not a replica-set member, so "
-                                    "it cannot be presented as one")
+        raise ReplicaSetConfigError(
+            "the target's hello has no setName: it is not a replica-set member, so it cannot be presented as one"
+        )
     writable, secondary = ROLES[role]
     rewritten = {k: v for k, v in reply.items() if k not in ("compression", "passives", "arbiters")}
     rewritten.update(me=me, hosts=list(hosts), secondary=secondary, isWritablePrimary=writable, ismaster=writable)
@@ -97,7 +120,7 @@ class Member:
     role: str
     tags: dict[str, str] = field(default_factory=dict)
     proxy: WireProxy | None = None
-    owner: "EmulatedReplicaSet | None" = None
+    owner: EmulatedReplicaSet | None = None
 
     @property
     def address(self) -> str:
@@ -118,9 +141,12 @@ class Member:
         assert self.owner is not None
         if name not in PRIMARY_ONLY_COMMANDS or self.owner.role_of(self.index) == "primary":
             return None
-        return {"ok": 0.0, "errmsg": f"not primary: emulated member {self.index} is "
-                                      f"{self.owner.role_of(self.index)}",
-                "code": NOT_WRITABLE_PRIMARY, "codeName": CODE_NAMES.get(NOT_WRITABLE_PRIMARY, "NotWritablePrimary")}
+        return {
+            "ok": 0.0,
+            "errmsg": f"not primary: emulated member {self.index} is {self.owner.role_of(self.index)}",
+            "code": NOT_WRITABLE_PRIMARY,
+            "codeName": CODE_NAMES.get(NOT_WRITABLE_PRIMARY, "NotWritablePrimary"),
+        }
 
 
 def _arrival(member: int, name: str, document: dict[str, Any]) -> Arrival:
@@ -128,8 +154,12 @@ def _arrival(member: int, name: str, document: dict[str, Any]) -> Arrival:
     if name == "getMore":
         cursor = document.get("getMore")
         collection = document.get("collection")
-        return Arrival(member, name, (int(cursor),) if isinstance(cursor, int) else (),
-                       f"{database}.{collection}" if isinstance(collection, str) else "")
+        return Arrival(
+            member,
+            name,
+            (int(cursor),) if isinstance(cursor, int) else (),
+            f"{database}.{collection}" if isinstance(collection, str) else "",
+        )
     target = document.get(name)
     cursors = document.get("cursors") if name == "killCursors" else None
     ids = tuple(int(c) for c in cursors if isinstance(c, int)) if isinstance(cursors, list) else ()
@@ -139,9 +169,15 @@ def _arrival(member: int, name: str, document: dict[str, Any]) -> Arrival:
 class EmulatedReplicaSet:
     """N proxy listeners in front of one server, each answering hello as a different member."""
 
-    def __init__(self, upstream_host: str, upstream_port: int, roles: list[str] | tuple[str, ...] = (
-                 "primary", "secondary", "secondary"), *, tags: list[dict[str, str]] | None = None,
-                 listen_host: str = "127.0.0.1") -> None:
+    def __init__(
+        self,
+        upstream_host: str,
+        upstream_port: int,
+        roles: list[str] | tuple[str, ...] = ("primary", "secondary", "secondary"),
+        *,
+        tags: list[dict[str, str]] | None = None,
+        listen_host: str = "127.0.0.1",
+    ) -> None:
         if not roles:
             raise ReplicaSetConfigError("roles: an emulated replica set needs at least one member")
         for role in roles:
@@ -153,8 +189,9 @@ class EmulatedReplicaSet:
             raise ReplicaSetConfigError(f"tags: {len(tags)} tag sets for {len(roles)} members")
         self._lock = threading.Lock()
         self._log: list[Arrival] = []
-        self.members = [Member(i, role, dict((tags or [{}] * len(roles))[i]), owner=self)
-                        for i, role in enumerate(roles)]
+        self.members = [
+            Member(i, role, dict((tags or [{}] * len(roles))[i]), owner=self) for i, role in enumerate(roles)
+        ]
         for member in self.members:
             member.proxy = WireProxy(upstream_host, upstream_port, listen_host=listen_host, member=member)
 
@@ -175,7 +212,7 @@ class EmulatedReplicaSet:
             if member.proxy is not None:
                 member.proxy.stop()
 
-    def __enter__(self) -> "EmulatedReplicaSet":
+    def __enter__(self) -> EmulatedReplicaSet:
         self.start()
         return self
 
@@ -243,5 +280,12 @@ class EmulatedReplicaSet:
             return len(self._log)
 
 
-__all__ = ["Arrival", "EmulatedReplicaSet", "Member", "PRIMARY_ONLY_COMMANDS", "ROLES", "ReplicaSetConfigError",
-           "member_hello"]
+__all__ = [
+    "PRIMARY_ONLY_COMMANDS",
+    "ROLES",
+    "Arrival",
+    "EmulatedReplicaSet",
+    "Member",
+    "ReplicaSetConfigError",
+    "member_hello",
+]

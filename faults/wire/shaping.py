@@ -85,7 +85,7 @@ class ShapingConfig:
     profile: str | None = None
 
     @classmethod
-    def parse(cls, document: dict[str, Any]) -> "ShapingConfig":
+    def parse(cls, document: dict[str, Any]) -> ShapingConfig:
         """``{profile?: NAME, shapings?: {NAME: value}, appName?: str}``; a profile and shapings merge."""
         unknown = set(document) - {"profile", "shapings", "appName"}
         if unknown:
@@ -116,16 +116,29 @@ class ShapingConfig:
         app_name = document.get("appName")
         if app_name is not None and not isinstance(app_name, str):
             raise ShapingConfigError(f"appName must be a string, got {app_name!r}")
-        return cls(bool(chosen.get(REMOVE_PBRT)), bool(chosen.get(REMOVE_IDS)), chosen.get(SPLIT),
-                   bool(chosen.get(EMPTY_FIRST)), bool(chosen.get(REMOVE_OPTIME)), chosen.get(WIRE),
-                   chosen.get(HANDSHAKE_WIRE), app_name, profile)
+        return cls(
+            bool(chosen.get(REMOVE_PBRT)),
+            bool(chosen.get(REMOVE_IDS)),
+            chosen.get(SPLIT),
+            bool(chosen.get(EMPTY_FIRST)),
+            bool(chosen.get(REMOVE_OPTIME)),
+            chosen.get(WIRE),
+            chosen.get(HANDSHAKE_WIRE),
+            app_name,
+            profile,
+        )
 
     def _values(self) -> dict[str, Any]:
         """Every shaping by name, with its value (False or None: not armed)."""
-        return {REMOVE_PBRT: self.remove_post_batch_resume_token, REMOVE_IDS: self.remove_event_ids,
-                SPLIT: self.split_batches, EMPTY_FIRST: self.empty_batch_first,
-                REMOVE_OPTIME: self.remove_operation_time, WIRE: self.max_wire_version,
-                HANDSHAKE_WIRE: self.handshake_max_wire_version}
+        return {
+            REMOVE_PBRT: self.remove_post_batch_resume_token,
+            REMOVE_IDS: self.remove_event_ids,
+            SPLIT: self.split_batches,
+            EMPTY_FIRST: self.empty_batch_first,
+            REMOVE_OPTIME: self.remove_operation_time,
+            WIRE: self.max_wire_version,
+            HANDSHAKE_WIRE: self.handshake_max_wire_version,
+        }
 
     @property
     def names(self) -> list[str]:
@@ -232,8 +245,9 @@ class ReplyShaping:
         cursor_id = cursor.get("id") or 0
         with self._lock:
             if config.remove_event_ids and any(isinstance(d, dict) and "_id" in d for d in documents):
-                documents = [{k: v for k, v in d.items() if k != "_id"} if isinstance(d, dict) else d
-                             for d in documents]
+                documents = [
+                    {k: v for k, v in d.items() if k != "_id"} if isinstance(d, dict) else d for d in documents
+                ]
                 self.applied[REMOVE_IDS] += 1
             if config.remove_post_batch_resume_token and "postBatchResumeToken" in cursor:
                 token = None
@@ -252,9 +266,13 @@ class ReplyShaping:
                     self.applied[SPLIT] += 1
                 if rest:
                     self._held[int(cursor_id)] = HeldBatch(
-                        deque(rest), per_reply, token, config.remove_post_batch_resume_token,
+                        deque(rest),
+                        per_reply,
+                        token,
+                        config.remove_post_batch_resume_token,
                         str(cursor.get("ns", "")),
-                        {f: reply[f] for f in _COPIED_FIELDS if f in reply and f not in dropped})
+                        {f: reply[f] for f in _COPIED_FIELDS if f in reply and f not in dropped},
+                    )
                     token = self._piece_token(int(cursor_id), given, config.remove_post_batch_resume_token)
             shaped_cursor = {k: v for k, v in cursor.items() if k not in (key, "postBatchResumeToken")}
             shaped_cursor[key] = given
@@ -262,8 +280,12 @@ class ReplyShaping:
                 shaped_cursor["postBatchResumeToken"] = token
                 if cursor_id:
                     self._last_token[int(cursor_id)] = token
-        if given == list(cursor.get(key) or []) and token == cursor.get("postBatchResumeToken") and \
-                ("postBatchResumeToken" in cursor) == (token is not None) and not dropped:
+        if (
+            given == list(cursor.get(key) or [])
+            and token == cursor.get("postBatchResumeToken")
+            and ("postBatchResumeToken" in cursor) == (token is not None)
+            and not dropped
+        ):
             return None
         return {**{k: v for k, v in reply.items() if k not in dropped}, "cursor": shaped_cursor}
 
@@ -283,8 +305,7 @@ class ReplyShaping:
         if isinstance(reply.get("minWireVersion"), int) and reply["minWireVersion"] > wire_version:
             shaped["minWireVersion"] = wire_version
         with self._lock:
-            self.applied[HANDSHAKE_WIRE if first_reply and config.handshake_max_wire_version is not None
-                         else WIRE] += 1
+            self.applied[HANDSHAKE_WIRE if first_reply and config.handshake_max_wire_version is not None else WIRE] += 1
         return shaped
 
     def held_reply(self, cursor_id: Any) -> dict[str, Any] | None:

@@ -25,15 +25,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from faults.wire.shaping_owner import ReplyShapingOwner, owner_for
 from faults.wire.shaping import ShapingConfig, ShapingConfigError
+from faults.wire.shaping_owner import ReplyShapingOwner, owner_for
 from harness.core.errors import HarnessError, TestSkipped
 from harness.core.model import TEST_RUNNER, Operation, SpecTest
 
 SHAPE_REPLIES, CLEAR_REPLY_SHAPING = "shapeReplies", "clearReplyShaping"
 OPERATION_NAMES = (SHAPE_REPLIES, CLEAR_REPLY_SHAPING)
-NO_PROXY = ("needs the wire proxy between the driver under test and the target; run with --failpoints emulated "
-            "(the proxy then carries every test) or on a target that refuses fail points")
+NO_PROXY = (
+    "needs the wire proxy between the driver under test and the target; run with --failpoints emulated "
+    "(the proxy then carries every test) or on a target that refuses fail points"
+)
 
 
 def _owner(context: Any, operation: Operation) -> ReplyShapingOwner:
@@ -49,9 +51,11 @@ def unsupported_wire_version(driver: Any, config: ShapingConfig) -> str | None:
     claimed = [v for v in (config.max_wire_version, config.handshake_max_wire_version) if v is not None]
     if least is None or not claimed or min(claimed) >= least:
         return None
-    return (f"the shaped replies claim wire version {min(claimed)}, and {getattr(driver, 'name', 'the driver')} "
-            f"{getattr(driver, 'version', '')} supports no server below wire version {least}: rules for such "
-            f"servers do not apply to it")
+    return (
+        f"the shaped replies claim wire version {min(claimed)}, and {getattr(driver, 'name', 'the driver')} "
+        f"{getattr(driver, 'version', '')} supports no server below wire version {least}: rules for such "
+        f"servers do not apply to it"
+    )
 
 
 def shape_replies(context: Any, operation: Operation) -> None:
@@ -71,8 +75,10 @@ def shape_replies(context: Any, operation: Operation) -> None:
 
 def clear_reply_shaping(context: Any, operation: Operation) -> None:
     if operation.arguments:
-        raise HarnessError(f"{operation.label or CLEAR_REPLY_SHAPING}: clearReplyShaping takes no arguments, "
-                           f"got {sorted(operation.arguments)}")
+        raise HarnessError(
+            f"{operation.label or CLEAR_REPLY_SHAPING}: clearReplyShaping takes no arguments, "
+            f"got {sorted(operation.arguments)}"
+        )
     owner = _owner(context, operation)
     owner.clear()
     owner.attach(context.details)

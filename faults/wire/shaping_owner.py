@@ -21,11 +21,13 @@ import threading
 from typing import Any
 
 #: What every record of a shaped test says, so nobody mistakes it for a real older server.
-EMULATION_NOTE = ("reply shaping: the wire proxy rewrote this modern target's replies to emulate an older "
-                  "server's; this is not a run against a real older server")
+EMULATION_NOTE = (
+    "reply shaping: the wire proxy rewrote this modern target's replies to emulate an older "
+    "server's; this is not a run against a real older server"
+)
 
 #: Owners by ``id(target)``; an owner holds its target, so the id is not reused while it is registered.
-_OWNERS: "dict[int, ReplyShapingOwner]" = {}
+_OWNERS: dict[int, ReplyShapingOwner] = {}
 _OWNERS_LOCK = threading.Lock()
 
 
@@ -84,7 +86,7 @@ class ReplyShapingOwner:
         try:
             self.proxy.clear_shaping(forget_held=True)
             left = self.proxy.shaping.armed()
-        except Exception as exc:  # noqa: BLE001 - teardown reports, it does not raise
+        except Exception as exc:
             return [f"could not turn reply shaping off: {type(exc).__name__}: {exc}"]
         if left:
             problems.append(f"reply shaping still in effect after clean-up: {left}")

@@ -121,8 +121,10 @@ def replica_set_for_test(target: Any, roles: tuple[str, ...] = ("primary", "seco
 
     set_name = (getattr(target.info, "details", None) or {}).get("setName")
     if not set_name:
-        raise ReplicaSetConfigError(f"the target ({target.info.topology}) reports no replica-set name, so it "
-                                    "cannot be presented as several members")
+        raise ReplicaSetConfigError(
+            f"the target ({target.info.topology}) reports no replica-set name, so it "
+            "cannot be presented as several members"
+        )
     host, port = driver_facing_address(target)
     replica_set = EmulatedReplicaSet(host, port, roles)
     replica_set.start()

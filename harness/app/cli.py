@@ -16,8 +16,8 @@ from typing import Any
 from harness import __version__
 from harness.app import compose
 from harness.app.options import add_cli_options
-from harness.app.spec_sources import SpecSourceError
 from harness.app.reporting import ConsoleReporter
+from harness.app.spec_sources import SpecSourceError
 from harness.core.expectations import ExpectationsError
 from harness.core.ports import TargetUnavailable
 
@@ -33,12 +33,18 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     }
     for command in compose.plugins().commands.values():
         builders[command.name] = (command.help, _plugin_command_arguments(command))
-    builders["matrix"] = ("run suites over driver x target versions, each cell in its own cached environment",
-                          _matrix_arguments)
-    builders["report"] = ("PySpark report over results files: conformance matrix, regressions, flakiness, "
-                          "failure clusters, HTML page", _report_arguments)
-    builders["coverage"] = ("every MUST and SHOULD of the change-streams spec and the tests that check it",
-                            _coverage_arguments)
+    builders["matrix"] = (
+        "run suites over driver x target versions, each cell in its own cached environment",
+        _matrix_arguments,
+    )
+    builders["report"] = (
+        "PySpark report over results files: conformance matrix, regressions, flakiness, failure clusters, HTML page",
+        _report_arguments,
+    )
+    builders["coverage"] = (
+        "every MUST and SHOULD of the change-streams spec and the tests that check it",
+        _coverage_arguments,
+    )
     for name, (help_text, build) in builders.items():
         sub = commands.add_parser(name, help=help_text)
         if only is None or only == name:
@@ -48,10 +54,12 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 def _plugin_command_arguments(command: Any) -> Any:
     """A plug-in command's options: the run-options rows it takes, its own, and ``--label``."""
+
     def build(sub: argparse.ArgumentParser) -> None:
         add_cli_options(sub, only=command.run_options)
         command.add_arguments(sub)
         add_label_argument(sub)
+
     return build
 
 
@@ -76,14 +84,24 @@ def _coverage_arguments(sub: argparse.ArgumentParser) -> None:
 def add_specs_arguments(specs: argparse.ArgumentParser) -> None:
     actions = specs.add_subparsers(dest="specs_action", required=True)
     fetch = actions.add_parser("fetch", help="fetch and cache spec files; print where they are")
-    fetch.add_argument("sources", nargs="+", metavar="SOURCE",
-                       help="pypi:pymongo==4.20.0 (its change-stream unified tests), pypi:pymongo==4.20.0#selftests, "
-                            "or git:URL@COMMIT[#PATH] (a specifications checkout)")
-    pin = actions.add_parser("pin", help="write or refresh a source's manifest in specs/pins/: each spec file's "
-                                         "SHA-256 and test count (docs/pins.md)")
-    pin.add_argument("sources", nargs="+", metavar="SOURCE",
-                     help="a path (run from the project's top folder), project:PATH, pypi:pymongo==4.20.0 or "
-                          "git:URL@COMMIT[#PATH]")
+    fetch.add_argument(
+        "sources",
+        nargs="+",
+        metavar="SOURCE",
+        help="pypi:pymongo==4.20.0 (its change-stream unified tests), pypi:pymongo==4.20.0#selftests, "
+        "or git:URL@COMMIT[#PATH] (a specifications checkout)",
+    )
+    pin = actions.add_parser(
+        "pin",
+        help="write or refresh a source's manifest in specs/pins/: each spec file's "
+        "SHA-256 and test count (docs/pins.md)",
+    )
+    pin.add_argument(
+        "sources",
+        nargs="+",
+        metavar="SOURCE",
+        help="a path (run from the project's top folder), project:PATH, pypi:pymongo==4.20.0 or git:URL@COMMIT[#PATH]",
+    )
 
 
 def command_specs(args: argparse.Namespace) -> int:
@@ -110,8 +128,15 @@ def _fetch_source(source: str) -> str:
 
 
 def add_label_argument(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--label", dest="labels", action="append", type=parse_label, default=[], metavar="KEY=VALUE",
-                        help="a provenance label written into every record (repeatable)")
+    parser.add_argument(
+        "--label",
+        dest="labels",
+        action="append",
+        type=parse_label,
+        default=[],
+        metavar="KEY=VALUE",
+        help="a provenance label written into every record (repeatable)",
+    )
 
 
 def parse_label(text: str) -> tuple[str, str]:
@@ -124,16 +149,32 @@ def parse_label(text: str) -> tuple[str, str]:
 def add_run_arguments(run: argparse.ArgumentParser) -> None:
     add_cli_options(run)
     suites = compose.plugins().suites
-    run.add_argument("--suite", choices=sorted(suites) + ["all"], default="spec",
-                     help="; ".join(f"{name}: {suite.help}" for name, suite in sorted(suites.items()))
-                     + "; all: " + " and ".join(n for n, s in sorted(suites.items(), key=lambda i: i[1].order)
-                                                if s.in_all) + " (default: spec)")
+    run.add_argument(
+        "--suite",
+        choices=[*sorted(suites), "all"],
+        default="spec",
+        help="; ".join(f"{name}: {suite.help}" for name, suite in sorted(suites.items()))
+        + "; all: "
+        + " and ".join(n for n, s in sorted(suites.items(), key=lambda i: i[1].order) if s.in_all)
+        + " (default: spec)",
+    )
     run.add_argument("-k", dest="keyword", help="only tests whose id contains this text")
-    run.add_argument("-j", "--jobs", type=_positive, default=1,
-                     help="run tests in N worker processes, each with a target of its own (default 1)")
-    run.add_argument("--worker-target", dest="worker_targets", action="append", default=[], metavar="TARGET",
-                     help="with -j and a target the harness does not start (uri=...): another deployment, one "
-                          "per extra worker (repeatable)")
+    run.add_argument(
+        "-j",
+        "--jobs",
+        type=_positive,
+        default=1,
+        help="run tests in N worker processes, each with a target of its own (default 1)",
+    )
+    run.add_argument(
+        "--worker-target",
+        dest="worker_targets",
+        action="append",
+        default=[],
+        metavar="TARGET",
+        help="with -j and a target the harness does not start (uri=...): another deployment, one "
+        "per extra worker (repeatable)",
+    )
     run.add_argument("-q", "--quiet", action="store_true", help="no per-test lines, only failures and the summary")
     add_label_argument(run)
 
@@ -168,10 +209,17 @@ def command_run(args: argparse.Namespace) -> int:
 
             from harness.app.parallel import run_parallel, worker_targets
 
-            targets = worker_targets(compose.plugins(), options.target, min(args.jobs, len(tests)),
-                                     args.worker_targets, lambda text: print(text, file=sys.stderr))
+            targets = worker_targets(
+                compose.plugins(),
+                options.target,
+                min(args.jobs, len(tests)),
+                args.worker_targets,
+                lambda text: print(text, file=sys.stderr),
+            )
             if len(targets) > 1:
-                options.rules = compose.rule_index(options.provenance)  # before the fork: workers and lost tests share it
+                options.rules = compose.rule_index(
+                    options.provenance
+                )  # before the fork: workers and lost tests share it
                 return run_parallel(tests, options, targets, args.quiet, collect=partial(compose.select, args))
         return _run_sequentially(tests, options, args.quiet)
     except (TargetUnavailable, ExpectationsError) as exc:
@@ -214,8 +262,13 @@ def command_coverage(args: argparse.Namespace) -> int:
 
 
 #: The app's own commands; plug-ins add theirs (``harness campaign``) through the plug-in table.
-COMMANDS = {"run": command_run, "specs": command_specs, "matrix": command_matrix, "report": command_report,
-            "coverage": command_coverage}
+COMMANDS = {
+    "run": command_run,
+    "specs": command_specs,
+    "matrix": command_matrix,
+    "report": command_report,
+    "coverage": command_coverage,
+}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -51,8 +51,9 @@ def rule_index(provenance: dict[str, Any], stream: TextIO | None = None) -> Any:
     try:
         index = load_mapping()
     except RuleFileError as exc:
-        print(f"harness: WARNING: {exc}; records name only the rule ids in test descriptions",
-              file=stream or sys.stderr)
+        print(
+            f"harness: WARNING: {exc}; records name only the rule ids in test descriptions", file=stream or sys.stderr
+        )
         provenance["rules_problem"] = str(exc)
         return RuleIndex()
     try:
@@ -114,8 +115,11 @@ def selection(args: Any) -> tuple[list[Any], list[Any]]:
     if not args.keyword:
         return loaded, loaded
     files = {t.file for t in loaded if args.keyword in t.test_id}
-    return loaded, [t for t in loaded if args.keyword in t.test_id
-                    or (getattr(t, "description", None) == PIN_ERROR and t.file in files)]
+    return loaded, [
+        t
+        for t in loaded
+        if args.keyword in t.test_id or (getattr(t, "description", None) == PIN_ERROR and t.file in files)
+    ]
 
 
 def note_schemas(options: Any, tests: list[Any], warn: Any = None) -> None:
@@ -129,11 +133,16 @@ def note_schemas(options: Any, tests: list[Any], warn: Any = None) -> None:
     unchecked = sorted({test.file for test in tests if getattr(test, "schema", None) == "none"})
     options.provenance["schema"] = "none" if unchecked else used
     if unchecked:
-        consequence = ("their tests are errors (--require-schema)" if options.settings.require_schema else
-                       "a file that should be rejected may pass; --require-schema makes this an error")
-        words = (f"no unified-format JSON schema found for {len(unchecked)} file(s) (e.g. {unchecked[0]}): loaded "
-                 f"without schema validation; {consequence}. Give the schema folder with HARNESS_UNIFIED_SCHEMA_DIR, "
-                 "or fetch it: git:https://github.com/mongodb/specifications@COMMIT#source/unified-test-format")
+        consequence = (
+            "their tests are errors (--require-schema)"
+            if options.settings.require_schema
+            else "a file that should be rejected may pass; --require-schema makes this an error"
+        )
+        words = (
+            f"no unified-format JSON schema found for {len(unchecked)} file(s) (e.g. {unchecked[0]}): loaded "
+            f"without schema validation; {consequence}. Give the schema folder with HARNESS_UNIFIED_SCHEMA_DIR, "
+            "or fetch it: git:https://github.com/mongodb/specifications@COMMIT#source/unified-test-format"
+        )
         options.notes.add("no-schema", words)
         if warn is not None:
             warn(f"harness: WARNING: {words}")
@@ -149,15 +158,24 @@ def note_pins(options: Any, tests: list[Any], warn: Any = None) -> None:
     statuses = file_statuses(tests, PinIndex.load())
     if not statuses:
         return
-    by_status = {status: [file for file, found in statuses.items() if found == status]
-                 for status in (PINNED, MISCOUNTED, CHANGED, UNPINNED)}
+    by_status = {
+        status: [file for file, found in statuses.items() if found == status]
+        for status in (PINNED, MISCOUNTED, CHANGED, UNPINNED)
+    }
     unsettled = {status: files for status, files in by_status.items() if files and status != PINNED}
     options.provenance["pins"] = {"pinned": len(by_status[PINNED]), **unsettled}
     selected = Counter(test.file for test in tests)
     options.notes.pinned = {file: selected[file] for file in by_status[PINNED]}
-    said = {UNPINNED: ("unpinned", "not pinned in specs/pins/ (a newer corpus?): run, their test counts unchecked"),
-            CHANGED: ("pin-changed", ("differ from the pinned file at their path (a newer corpus?): run as "
-                                      "unpinned; harness specs pin SOURCE refreshes a pin"))}
+    said = {
+        UNPINNED: ("unpinned", "not pinned in specs/pins/ (a newer corpus?): run, their test counts unchecked"),
+        CHANGED: (
+            "pin-changed",
+            (
+                "differ from the pinned file at their path (a newer corpus?): run as "
+                "unpinned; harness specs pin SOURCE refreshes a pin"
+            ),
+        ),
+    }
     for status, (kind, meaning) in said.items():
         files = by_status[status]
         if files:

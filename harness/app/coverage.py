@@ -37,8 +37,12 @@ SHARED_SPECS = _shared_specs()
 DEFAULT_SPEC_TEXT = SHARED_SPECS / "reference" / "change-streams.md" if SHARED_SPECS is not None else None
 SUPPLEMENTARY = project_data("scenarios", "supplementary")
 #: Where a spec text may sit inside a folder the user names (a checkout, its change-streams folder, its tests).
-SPEC_TEXT_PLACES = ("change-streams.md", "source/change-streams/change-streams.md",
-                    "checkout/source/change-streams/change-streams.md", "../change-streams.md")
+SPEC_TEXT_PLACES = (
+    "change-streams.md",
+    "source/change-streams/change-streams.md",
+    "checkout/source/change-streams/change-streams.md",
+    "../change-streams.md",
+)
 
 
 class CoverageInputError(Exception):
@@ -47,17 +51,32 @@ class CoverageInputError(Exception):
 
 def add_coverage_arguments(parser: argparse.ArgumentParser) -> None:
     default_text = DEFAULT_SPEC_TEXT or "none; the rules are listed and the text is not compared"
-    parser.add_argument("--spec-text", default=None, metavar="PATH",
-                        help="the change-streams spec's markdown: a file, a specifications checkout, or "
-                             f"git:URL@COMMIT[#PATH] (default: {default_text})")
-    parser.add_argument("--specs", action="append", default=[], metavar="PATH",
-                        help="spec files or folders (or sources, as for run) whose tests count besides the project's "
-                             "own supplementary scenarios and prose tests (repeatable; default: the shared upstream "
-                             "legacy and unified folders)")
-    parser.add_argument("--format", choices=sorted(RENDERERS) + ["json"], default="text", dest="output_format",
-                        help="text (default), markdown (a page), or json (every field, for tools)")
-    parser.add_argument("--report-only", action="store_true",
-                        help="exit 0 even when a driver-side MUST is unchecked (only report it)")
+    parser.add_argument(
+        "--spec-text",
+        default=None,
+        metavar="PATH",
+        help="the change-streams spec's markdown: a file, a specifications checkout, or "
+        f"git:URL@COMMIT[#PATH] (default: {default_text})",
+    )
+    parser.add_argument(
+        "--specs",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="spec files or folders (or sources, as for run) whose tests count besides the project's "
+        "own supplementary scenarios and prose tests (repeatable; default: the shared upstream "
+        "legacy and unified folders)",
+    )
+    parser.add_argument(
+        "--format",
+        choices=[*sorted(RENDERERS), "json"],
+        default="text",
+        dest="output_format",
+        help="text (default), markdown (a page), or json (every field, for tools)",
+    )
+    parser.add_argument(
+        "--report-only", action="store_true", help="exit 0 even when a driver-side MUST is unchecked (only report it)"
+    )
 
 
 def find_spec_text(value: str | None) -> Path | None:
@@ -80,8 +99,10 @@ def find_spec_text(value: str | None) -> Path | None:
             candidate = (path / place).resolve()
             if candidate.is_file():
                 return candidate
-        raise CoverageInputError(f"--spec-text {value}: the folder {path} holds no change-streams.md "
-                                 f"(looked for {', '.join(SPEC_TEXT_PLACES)})")
+        raise CoverageInputError(
+            f"--spec-text {value}: the folder {path} holds no change-streams.md "
+            f"(looked for {', '.join(SPEC_TEXT_PLACES)})"
+        )
     raise CoverageInputError(f"--spec-text {value}: {path} does not exist")
 
 
@@ -137,8 +158,10 @@ def command_coverage(args: argparse.Namespace) -> int:
         print(RENDERERS[args.output_format](cmap))
     failing = cmap.failing()
     if failing and not args.report_only:
-        print(f"harness coverage: {len(failing)} driver-side MUST(s) unchecked: {', '.join(failing)} "
-              "(--report-only to exit 0)", file=sys.stderr)
+        print(
+            f"harness coverage: {len(failing)} driver-side MUST(s) unchecked: {', '.join(failing)} "
+            "(--report-only to exit 0)",
+            file=sys.stderr,
+        )
         return 1
     return 0
-

@@ -23,9 +23,11 @@ from harness.formats.spec_rules import Statement, parse_sentences
 #: A rule's standing, worst first (the order ``harness coverage`` lists them in within a level).
 STATUSES = ("unchecked", "exercised", "checked", "not-checkable")
 #: What every output says when there was no spec text to compare the catalogues with.
-NOT_COMPARED = ("the spec text was not compared (none at hand: give --spec-text PATH, or --spec-text "
-                "git:https://github.com/mongodb/specifications@COMMIT#source/change-streams); new, reworded "
-                "and removed statements are not looked for")
+NOT_COMPARED = (
+    "the spec text was not compared (none at hand: give --spec-text PATH, or --spec-text "
+    "git:https://github.com/mongodb/specifications@COMMIT#source/change-streams); new, reworded "
+    "and removed statements are not looked for"
+)
 
 
 @dataclass(frozen=True)
@@ -93,8 +95,14 @@ def _file_of(test_id: str) -> str:
     return test_id.split("::", 1)[0]
 
 
-def build_map(text: str | None, spec_text_name: str | None, catalogues: list[Catalogue], index: RuleIndex,
-              tests: list[LoadedTest], other_texts: dict[str, str] | None = None) -> CoverageMap:
+def build_map(
+    text: str | None,
+    spec_text_name: str | None,
+    catalogues: list[Catalogue],
+    index: RuleIndex,
+    tests: list[LoadedTest],
+    other_texts: dict[str, str] | None = None,
+) -> CoverageMap:
     """The map of ``catalogues`` against ``text`` (the change-streams spec) and the loaded ``tests``.
 
     ``other_texts`` holds, by catalogue name, the document another catalogue's anchors point into (the
@@ -121,9 +129,14 @@ def build_map(text: str | None, spec_text_name: str | None, catalogues: list[Cat
             if rule_id in coverage:
                 coverage[rule_id].checked_by.append(test.test_id)
             else:
-                problems.append(f"{test.test_id}: names rule {rule_id}, which no catalogue defines"
-                                + ("" if any(c.name == "server" for c in catalogues) or not rule_id.startswith("SRV-")
-                                   else " (specs/coverage/server-rules.yml is missing)"))
+                problems.append(
+                    f"{test.test_id}: names rule {rule_id}, which no catalogue defines"
+                    + (
+                        ""
+                        if any(c.name == "server" for c in catalogues) or not rule_id.startswith("SRV-")
+                        else " (specs/coverage/server-rules.yml is missing)"
+                    )
+                )
     loaded_files = {_file_of(t.test_id) for t in tests}
     unverified: list[str] = []
     for entry in index.entries:
@@ -148,8 +161,10 @@ def build_map(text: str | None, spec_text_name: str | None, catalogues: list[Cat
             continue
         other = (other_texts or {}).get(catalogue.name)
         if other is None:
-            problems.append(f"{catalogue.path}: anchors not verified: its text ({catalogue.text or 'not named'}) "
-                            "was not found beside the spec text")
+            problems.append(
+                f"{catalogue.path}: anchors not verified: its text ({catalogue.text or 'not named'}) "
+                "was not found beside the spec text"
+            )
             continue
         found = {s.key for s in parse_sentences(other)}
         for rule in catalogue.rules:
@@ -159,23 +174,33 @@ def build_map(text: str | None, spec_text_name: str | None, catalogues: list[Cat
     for item in coverage.values():
         if item.missing_anchors:
             missing_by_section.setdefault(item.rule.section, []).append(item.rule.id)
-    unmapped = [UnmappedStatement(s, missing_by_section.get(s.section, []))
-                for s in sentences if s.level is not None and s.key not in named]
+    unmapped = [
+        UnmappedStatement(s, missing_by_section.get(s.section, []))
+        for s in sentences
+        if s.level is not None and s.key not in named
+    ]
     for item in coverage.values():
         item.checked_by = sorted(dict.fromkeys(item.checked_by))
         item.exercised_by = sorted(dict.fromkeys(t for t in item.exercised_by if t not in item.checked_by))
-    return CoverageMap(rules=list(coverage.values()), unmapped=unmapped, problems=problems,
-                       unverified=sorted(dict.fromkeys(unverified)),
-                       spec_text=spec_text_name if compared else None, tests_loaded=len(tests))
+    return CoverageMap(
+        rules=list(coverage.values()),
+        unmapped=unmapped,
+        problems=problems,
+        unverified=sorted(dict.fromkeys(unverified)),
+        spec_text=spec_text_name if compared else None,
+        tests_loaded=len(tests),
+    )
 
 
 def ordered(rules: list[RuleCoverage]) -> list[RuleCoverage]:
     """Driver-side MUSTs first, then driver-side SHOULDs, then server-side rules; rules nothing can check
     last. Within a group, catalogue order."""
+
     def group(item: RuleCoverage) -> int:
         if item.status == "not-checkable":
             return 4
         return (0 if item.rule.driver_side else 2) + (0 if item.rule.level == "MUST" else 1)
+
     return sorted(rules, key=group)
 
 
@@ -186,16 +211,34 @@ def as_json(cmap: CoverageMap) -> dict[str, Any]:
         "spec_text_compared": cmap.spec_text is not None,
         **({} if cmap.spec_text is not None else {"not_compared": NOT_COMPARED}),
         "tests_loaded": cmap.tests_loaded,
-        "rules": [{
-            "id": c.rule.id, "level": c.rule.level, "section": c.rule.section, "paraphrase": c.rule.paraphrase,
-            "driver_side": c.rule.driver_side, "wording": c.rule.wording, "catalogue": c.rule.catalogue,
-            "status": c.status, "checked_by": c.checked_by, "exercised_by": c.exercised_by,
-            "not_checkable": c.rule.not_checkable or None, "missing_anchors": c.missing_anchors,
-        } for c in ordered(cmap.rules)],
-        "unmapped_statements": [{
-            "line": u.statement.line, "section": u.statement.section, "level": u.statement.level,
-            "scope": u.statement.scope, "anchor": u.statement.key, "maybe_rewording_of": u.maybe,
-        } for u in cmap.unmapped],
+        "rules": [
+            {
+                "id": c.rule.id,
+                "level": c.rule.level,
+                "section": c.rule.section,
+                "paraphrase": c.rule.paraphrase,
+                "driver_side": c.rule.driver_side,
+                "wording": c.rule.wording,
+                "catalogue": c.rule.catalogue,
+                "status": c.status,
+                "checked_by": c.checked_by,
+                "exercised_by": c.exercised_by,
+                "not_checkable": c.rule.not_checkable or None,
+                "missing_anchors": c.missing_anchors,
+            }
+            for c in ordered(cmap.rules)
+        ],
+        "unmapped_statements": [
+            {
+                "line": u.statement.line,
+                "section": u.statement.section,
+                "level": u.statement.level,
+                "scope": u.statement.scope,
+                "anchor": u.statement.key,
+                "maybe_rewording_of": u.maybe,
+            }
+            for u in cmap.unmapped
+        ],
         "unverified_mapping_entries": cmap.unverified,
         "problems": cmap.problems,
         "failing": cmap.failing(),

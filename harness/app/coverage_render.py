@@ -40,7 +40,7 @@ def _tests(names: list[str], limit: int | None) -> str:
 
 def _excerpt(text: str) -> str:
     flat = " ".join(text.split())
-    return flat if len(flat) <= EXCERPT_CHARS else flat[:EXCERPT_CHARS - 3] + "..."
+    return flat if len(flat) <= EXCERPT_CHARS else flat[: EXCERPT_CHARS - 3] + "..."
 
 
 def summary_line(cmap: CoverageMap) -> str:
@@ -48,10 +48,12 @@ def summary_line(cmap: CoverageMap) -> str:
     must = [c for c in cmap.rules if c.rule.driver_side and c.rule.level == "MUST" and c.status != "not-checkable"]
     must_checked = sum(1 for c in must if c.status == "checked")
     unmapped = len(cmap.unmapped) if cmap.spec_text is not None else "not looked for"
-    return (f"{len(cmap.rules)} rules: {counts['checked']} checked, {counts['exercised']} only exercised, "
-            f"{counts['unchecked']} unchecked, {counts['not-checkable']} not checkable by a run; "
-            f"driver-side MUSTs checked: {must_checked}/{len(must)}; unmapped statements: {unmapped}; "
-            f"tests loaded: {cmap.tests_loaded}")
+    return (
+        f"{len(cmap.rules)} rules: {counts['checked']} checked, {counts['exercised']} only exercised, "
+        f"{counts['unchecked']} unchecked, {counts['not-checkable']} not checkable by a run; "
+        f"driver-side MUSTs checked: {must_checked}/{len(must)}; unmapped statements: {unmapped}; "
+        f"tests loaded: {cmap.tests_loaded}"
+    )
 
 
 def _title(cmap: CoverageMap) -> str:
@@ -64,23 +66,34 @@ def _trailer(cmap: CoverageMap, bullet: str) -> list[str]:
     lines: list[str] = []
     unchecked = [c for c in ordered(cmap.rules) if c.status in ("unchecked", "exercised")]
     lines += ["", f"Nothing checks ({len(unchecked)}):"]
-    lines += [f"{bullet}{c.rule.id} ({'driver' if c.rule.driver_side else 'server'} {c.rule.level}"
-              f"{', only exercised' if c.status == 'exercised' else ''}): {c.rule.paraphrase}" for c in unchecked]
+    lines += [
+        f"{bullet}{c.rule.id} ({'driver' if c.rule.driver_side else 'server'} {c.rule.level}"
+        f"{', only exercised' if c.status == 'exercised' else ''}): {c.rule.paraphrase}"
+        for c in unchecked
+    ]
     if cmap.unmapped:
         lines += ["", f"Statements of the spec text that no rule names ({len(cmap.unmapped)}; new or reworded):"]
         for u in cmap.unmapped:
             s = u.statement
             maybe = f" (perhaps a rewording of {', '.join(u.maybe)})" if u.maybe else ""
-            lines.append(f"{bullet}line {s.line} [{s.section}] {s.level} {s.scope} anchor {s.key}: "
-                         f"\"{_excerpt(s.text)}\"{maybe}")
+            lines.append(
+                f'{bullet}line {s.line} [{s.section}] {s.level} {s.scope} anchor {s.key}: "{_excerpt(s.text)}"{maybe}'
+            )
     stale = [c for c in cmap.rules if c.missing_anchors]
     if stale:
         lines += ["", f"Rules whose statement the spec text no longer has ({len(stale)}):"]
-        lines += [f"{bullet}{c.rule.id}: anchor(s) {', '.join(c.missing_anchors)} not found (cue: \"{c.rule.cue}\")"
-                  for c in stale]
+        lines += [
+            f'{bullet}{c.rule.id}: anchor(s) {", ".join(c.missing_anchors)} not found (cue: "{c.rule.cue}")'
+            for c in stale
+        ]
     if cmap.unverified:
-        lines += ["", f"Mapping entries whose tests were not loaded, taken as written ({len(cmap.unverified)}; "
-                      "give --specs to verify them):"]
+        lines += [
+            "",
+            (
+                f"Mapping entries whose tests were not loaded, taken as written ({len(cmap.unverified)}; "
+                "give --specs to verify them):"
+            ),
+        ]
         lines += [f"{bullet}{entry}" for entry in cmap.unverified]
     if cmap.problems:
         lines += ["", f"Problems ({len(cmap.problems)}):"] + [f"{bullet}{p}" for p in cmap.problems]
@@ -111,11 +124,17 @@ def render_markdown(cmap: CoverageMap) -> str:
     for title, rules in _groups(cmap):
         if not rules:
             continue
-        lines += ["", f"## {title} ({len(rules)})", "",
-                  "| rule | level | section | rule, paraphrased | status | tests |", "| --- | --- | --- | --- | --- | --- |"]
+        lines += [
+            "",
+            f"## {title} ({len(rules)})",
+            "",
+            "| rule | level | section | rule, paraphrased | status | tests |",
+            "| --- | --- | --- | --- | --- | --- |",
+        ]
         for c in rules:
-            tests = _tests(c.checked_by, None) or (f"exercised by: {_tests(c.exercised_by, None)}"
-                                                   if c.exercised_by else c.rule.not_checkable or "")
+            tests = _tests(c.checked_by, None) or (
+                f"exercised by: {_tests(c.exercised_by, None)}" if c.exercised_by else c.rule.not_checkable or ""
+            )
             cells = [c.rule.id, c.rule.level, c.rule.section, c.rule.paraphrase, c.status, tests.replace("|", "\\|")]
             lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines + _trailer(cmap, "- "))

@@ -24,7 +24,7 @@ class Durations:
         self._median = statistics.median(known.values()) if known else 0.0
 
     @classmethod
-    def load(cls) -> "Durations":
+    def load(cls) -> Durations:
         path = cache_dir() / "durations.json"
         try:
             data = json.loads(path.read_text(encoding="utf-8"))

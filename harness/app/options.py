@@ -65,35 +65,85 @@ class RunOption:
 
 
 RUN_OPTIONS: tuple[RunOption, ...] = (
-    RunOption("specs", ("--specs",), "--specs", "spec file or directory, or a source to fetch: pypi:pymongo==4.20.0, "
-              "git:URL@COMMIT (repeatable; see harness specs fetch)", type=str, action="append"),
-    RunOption("target", ("--target",), "--target",
-              "target: NAME or NAME=ARG (embedded, embedded-no-test-commands, secantusdb-daemon, uri, testcontainers; "
-              "default: embedded)", default="embedded"),
-    RunOption("driver", ("--driver",), "--driver", "driver under test (default: pymongo)", default="pymongo",
-              choices=_drivers),
+    RunOption(
+        "specs",
+        ("--specs",),
+        "--specs",
+        "spec file or directory, or a source to fetch: pypi:pymongo==4.20.0, "
+        "git:URL@COMMIT (repeatable; see harness specs fetch)",
+        type=str,
+        action="append",
+    ),
+    RunOption(
+        "target",
+        ("--target",),
+        "--target",
+        "target: NAME or NAME=ARG (embedded, embedded-no-test-commands, secantusdb-daemon, uri, testcontainers; "
+        "default: embedded)",
+        default="embedded",
+    ),
+    RunOption(
+        "driver", ("--driver",), "--driver", "driver under test (default: pymongo)", default="pymongo", choices=_drivers
+    ),
     RunOption("results", ("--results",), "--results", "append one JSON line per test to this file", type=Path),
-    RunOption("expected", ("--expected",), "--expected",
-              "expected-outcomes file; 'auto' picks specs/expectations/<target>.yml, 'none' expects all to pass",
-              default="auto"),
-    RunOption("failpoints", ("--failpoints",), "--failpoints",
-              "native: configureFailPoint on the target; emulated: a wire proxy in front of it fails commands "
-              "itself; auto (default): native when the target accepts it", default="auto", choices=_failpoint_modes),
-    RunOption("network_faults", ("--network-faults",), "--network-faults",
-              "run drivers through a Toxiproxy server so scenarios can inject network faults", default=False,
-              action="store_true"),
-    RunOption("require_schema", ("--require-schema",), "--require-schema",
-              "a unified file loaded without its JSON schema (none found) is an error, not a warning",
-              default=False, action="store_true"),
-    RunOption("strict", ("--strict",), "--harness-strict",
-              "what CI and certifications use: every note is a failure (exit 1) with the same words: an "
-              "expected-outcomes entry that matched no test, pinned tests that produced no result, a unified file "
-              "run with no schema, a plug-in that failed to install (pytest's own --strict is another thing)",
-              default=False, action="store_true"),
-    RunOption("timeout", ("--timeout",), "--spec-timeout", "per-test timeout in seconds (default 30)",
-              default=30.0, type=float),
-    RunOption("iteration_timeout", ("--iteration-timeout",), "--iteration-timeout",
-              "how long to wait for one change-stream document (default 10)", default=10.0, type=float),
+    RunOption(
+        "expected",
+        ("--expected",),
+        "--expected",
+        "expected-outcomes file; 'auto' picks specs/expectations/<target>.yml, 'none' expects all to pass",
+        default="auto",
+    ),
+    RunOption(
+        "failpoints",
+        ("--failpoints",),
+        "--failpoints",
+        "native: configureFailPoint on the target; emulated: a wire proxy in front of it fails commands "
+        "itself; auto (default): native when the target accepts it",
+        default="auto",
+        choices=_failpoint_modes,
+    ),
+    RunOption(
+        "network_faults",
+        ("--network-faults",),
+        "--network-faults",
+        "run drivers through a Toxiproxy server so scenarios can inject network faults",
+        default=False,
+        action="store_true",
+    ),
+    RunOption(
+        "require_schema",
+        ("--require-schema",),
+        "--require-schema",
+        "a unified file loaded without its JSON schema (none found) is an error, not a warning",
+        default=False,
+        action="store_true",
+    ),
+    RunOption(
+        "strict",
+        ("--strict",),
+        "--harness-strict",
+        "what CI and certifications use: every note is a failure (exit 1) with the same words: an "
+        "expected-outcomes entry that matched no test, pinned tests that produced no result, a unified file "
+        "run with no schema, a plug-in that failed to install (pytest's own --strict is another thing)",
+        default=False,
+        action="store_true",
+    ),
+    RunOption(
+        "timeout",
+        ("--timeout",),
+        "--spec-timeout",
+        "per-test timeout in seconds (default 30)",
+        default=30.0,
+        type=float,
+    ),
+    RunOption(
+        "iteration_timeout",
+        ("--iteration-timeout",),
+        "--iteration-timeout",
+        "how long to wait for one change-stream document (default 10)",
+        default=10.0,
+        type=float,
+    ),
 )
 
 
@@ -119,19 +169,27 @@ def run_options(value: Callable[[RunOption], Any], labels: dict[str, str] | None
     values = {option.dest: value(option) for option in RUN_OPTIONS}
     results = values["results"]
     return RunOptions(
-        target=values["target"], driver=values["driver"], results=Path(results) if results else None,
-        expected=values["expected"], failpoints=values["failpoints"], network_faults=bool(values["network_faults"]),
-        labels=dict(labels or {}), notes=RunNotes(strict=bool(values["strict"])),
-        settings=RunSettings(test_timeout_s=float(values["timeout"]),
-                             iteration_timeout_s=float(values["iteration_timeout"]),
-                             require_schema=bool(values["require_schema"])),
+        target=values["target"],
+        driver=values["driver"],
+        results=Path(results) if results else None,
+        expected=values["expected"],
+        failpoints=values["failpoints"],
+        network_faults=bool(values["network_faults"]),
+        labels=dict(labels or {}),
+        notes=RunNotes(strict=bool(values["strict"])),
+        settings=RunSettings(
+            test_timeout_s=float(values["timeout"]),
+            iteration_timeout_s=float(values["iteration_timeout"]),
+            require_schema=bool(values["require_schema"]),
+        ),
     )
 
 
 def from_namespace(args: argparse.Namespace) -> Any:
     """The CLI's values; a row the command did not declare takes its default."""
-    return run_options(lambda option: getattr(args, option.dest, option.default),
-                       labels=dict(getattr(args, "labels", [])))
+    return run_options(
+        lambda option: getattr(args, option.dest, option.default), labels=dict(getattr(args, "labels", []))
+    )
 
 
 def from_pytest_config(config: Any) -> Any:

@@ -71,14 +71,21 @@ def worker_targets(plugins: Any, target: str, jobs: int, extra: list[str], warn:
         return [target] * jobs
     deployments = [target, *extra]
     if jobs > len(deployments):
-        warn(f"harness: -j {jobs}: target {target.partition('=')[0]!r} is not started by the harness, so "
-             f"workers cannot each have their own; running {len(deployments)} worker(s), one per deployment "
-             "(list more with --worker-target)")
+        warn(
+            f"harness: -j {jobs}: target {target.partition('=')[0]!r} is not started by the harness, so "
+            f"workers cannot each have their own; running {len(deployments)} worker(s), one per deployment "
+            "(list more with --worker-target)"
+        )
     return deployments[:jobs]
 
 
-def run_parallel(tests: list[Any], options: RunOptions, targets: list[str], quiet: bool,
-                 collect: Callable[[], list[Any]] | None = None) -> int:
+def run_parallel(
+    tests: list[Any],
+    options: RunOptions,
+    targets: list[str],
+    quiet: bool,
+    collect: Callable[[], list[Any]] | None = None,
+) -> int:
     """Run ``tests`` in one worker per entry of ``targets``, each with a run of the same ``options``.
 
     ``options`` is the run's, as any front end built it (spec sources and schemas in its provenance, its rule
@@ -100,8 +107,12 @@ def run_parallel(tests: list[Any], options: RunOptions, targets: list[str], quie
     def spawn(number: int, target: str) -> None:
         parent_end, child_end = context.Pipe()
         inherited = tests if context.get_start_method() == "fork" or collect is None else None
-        process = context.Process(target=_serve, args=(child_end, replace(shared, target=target), inherited, collect),
-                                  name=f"harness-worker-{number}", daemon=True)
+        process = context.Process(
+            target=_serve,
+            args=(child_end, replace(shared, target=target), inherited, collect),
+            name=f"harness-worker-{number}",
+            daemon=True,
+        )
         process.start()
         child_end.close()
         workers.append(_Worker(number, target, process, parent_end))
@@ -144,8 +155,10 @@ def run_parallel(tests: list[Any], options: RunOptions, targets: list[str], quie
                 if kind == "ready":
                     collected, worker.provenance = payload
                     if collected != len(tests):
-                        raise TargetUnavailable(f"worker {worker.number} collected {collected} tests, the "
-                                                f"parent {len(tests)}: the spec files changed while starting")
+                        raise TargetUnavailable(
+                            f"worker {worker.number} collected {collected} tests, the "
+                            f"parent {len(tests)}: the spec files changed while starting"
+                        )
                     if view is None:
                         view = _view(worker.provenance, options)
                         reporter.start(view, workers=len(targets))
@@ -185,8 +198,9 @@ def _context() -> Any:
     return multiprocessing.get_context("fork" if fork and threading.active_count() == 1 else "spawn")
 
 
-def _serve(connection: Any, options: RunOptions, tests: list[Any] | None,
-           collect: Callable[[], list[Any]] | None) -> None:
+def _serve(
+    connection: Any, options: RunOptions, tests: list[Any] | None, collect: Callable[[], list[Any]] | None
+) -> None:
     from harness.app.worker import serve
 
     sys.exit(serve(connection, options, tests, collect))
@@ -211,17 +225,27 @@ def _stop(worker: _Worker) -> None:
 
 def _view(provenance: RunProvenance, options: RunOptions) -> _View:
     info = TargetInfo(**provenance.target)
-    return _View(provenance.run_id, SimpleNamespace(info=info), SimpleNamespace(**provenance.driver),
-                 expectations_for(options.expected, info.name, provenance.driver["name"]))
+    return _View(
+        provenance.run_id,
+        SimpleNamespace(info=info),
+        SimpleNamespace(**provenance.driver),
+        expectations_for(options.expected, info.name, provenance.driver["name"]),
+    )
 
 
 def _result(payload: dict[str, Any], tests: list[Any]) -> TestResult:
     test = tests[payload["index"]]
     if test.test_id != payload["test_id"]:
         raise TargetUnavailable(f"worker ran {payload['test_id']!r} for {test.test_id!r}: the test lists differ")
-    return TestResult(payload["test_id"], payload["file"], payload["outcome"], payload["message"],
-                      payload["duration_s"], Classification(**payload["classification"]),
-                      json.loads(payload["record"]))
+    return TestResult(
+        payload["test_id"],
+        payload["file"],
+        payload["outcome"],
+        payload["message"],
+        payload["duration_s"],
+        Classification(**payload["classification"]),
+        json.loads(payload["record"]),
+    )
 
 
 def _lost(view: _View, test: Any, worker: _Worker, returncode: int, options: RunOptions) -> TestResult:
@@ -229,5 +253,4 @@ def _lost(view: _View, test: Any, worker: _Worker, returncode: int, options: Run
     by the one record builder under the worker's own provenance, so it has every field a normal record has."""
     assert worker.provenance is not None  # a worker gets a test only after its ``ready``
     message = f"worker {worker.number} (target {worker.target}) exited with status {returncode} during this test"
-    return result_of(test, Verdict(ERROR, message), worker.provenance, view.expectations, options.rules, utc_now(),
-                     0.0)
+    return result_of(test, Verdict(ERROR, message), worker.provenance, view.expectations, options.rules, utc_now(), 0.0)

@@ -36,8 +36,10 @@ def pin_source(source: str) -> str:
     after = {path: (entry["sha256"], entry["tests"]) for path, entry in entries.items()}
     changed = sum(1 for path in after.keys() & before.keys() if after[path] != before[path])
     tests = sum(entry["tests"] for entry in entries.values())
-    return (f"{source}: {manifest} ({len(entries)} spec files, {tests} tests; {len(after.keys() - before.keys())} new, "
-            f"{changed} changed, {len(before.keys() - after.keys())} gone since the last pin)")
+    return (
+        f"{source}: {manifest} ({len(entries)} spec files, {tests} tests; {len(after.keys() - before.keys())} new, "
+        f"{changed} changed, {len(before.keys() - after.keys())} gone since the last pin)"
+    )
 
 
 def manifest_name(source: str, root: Path) -> str:

@@ -53,6 +53,8 @@ _PRODUCED_KEY = pytest.StashKey[list]()
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
     """Remember the collected spec tests: the run says which schemas checked them."""
     config.stash[_TESTS_KEY] = [item.test for item in items if isinstance(item, SpecItem)]
+
+
 #: The JUnit property holding a test's result record (read by ``harness report``).
 RESULT_PROPERTY = "cs-harness.result"
 
@@ -165,8 +167,11 @@ def _harness_run(config: pytest.Config) -> Any:
             from harness.app.compose import plugins
 
             if not plugins().isolated(options.target):
-                pytest.exit(f"harness: pytest-xdist workers would share the target {options.target!r}, which the "
-                            "harness does not start; run it with -n 0, or use a harness-started target", returncode=2)
+                pytest.exit(
+                    f"harness: pytest-xdist workers would share the target {options.target!r}, which the "
+                    "harness does not start; run it with -n 0, or use a harness-started target",
+                    returncode=2,
+                )
         try:
             run = new_run(options)
             run.__enter__()
@@ -199,8 +204,11 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     notes.loaded = [*(notes.loaded or []), *(test_id for test_id, _ in produced)]
     closing = notes.close(run.expectations, produced)
     failing = notes.failures()
-    say = getattr(session.config.pluginmanager.get_plugin("terminalreporter"), "write_line",
-                  lambda text: print(text, file=sys.stderr))
+    say = getattr(
+        session.config.pluginmanager.get_plugin("terminalreporter"),
+        "write_line",
+        lambda text: print(text, file=sys.stderr),
+    )
     for note in closing:
         if note not in failing:
             say(f"harness: note: {note.words}")

@@ -27,8 +27,14 @@ SLOWEST = 5
 
 
 class ConsoleReporter:
-    def __init__(self, total: int, quiet: bool = False, stream: TextIO | None = None,
-                 live: bool | None = None, notes: RunNotes | None = None) -> None:
+    def __init__(
+        self,
+        total: int,
+        quiet: bool = False,
+        stream: TextIO | None = None,
+        live: bool | None = None,
+        notes: RunNotes | None = None,
+    ) -> None:
         self.total = total
         #: The run's notes: said at the end, and under ``--strict`` the ones that fail it.
         self.notes = notes or RunNotes()
@@ -53,9 +59,10 @@ class ConsoleReporter:
         self.expectations = run.expectations
         info = run.target.info
         on = f" in {workers} workers (one target each)" if workers > 1 else ""
-        self._print(f"harness run {run.run_id}: {self.total} test(s) on {info.name} "
-                    f"({info.kind}, server {info.version}, {info.topology}) with {run.driver.name} {run.driver.version}"
-                    + on)
+        self._print(
+            f"harness run {run.run_id}: {self.total} test(s) on {info.name} "
+            f"({info.kind}, server {info.version}, {info.topology}) with {run.driver.name} {run.driver.version}" + on
+        )
         self._print(f"expected outcomes: {run.expectations.source}")
         if self.live:
             self._ticker = threading.Thread(target=self._tick, name="harness-live-line", daemon=True)
@@ -76,8 +83,10 @@ class ConsoleReporter:
             if not self._running:
                 return
             now = time.monotonic()
-            parts = [f"{test_id} ({now - began:.1f}s)" for test_id, began in
-                     sorted(self._running.items(), key=lambda item: item[1])]
+            parts = [
+                f"{test_id} ({now - began:.1f}s)"
+                for test_id, began in sorted(self._running.items(), key=lambda item: item[1])
+            ]
             width = shutil.get_terminal_size((100, 20)).columns - 1
             text = f"[{len(self.results):>3}/{self.total}] running: " + ", ".join(parts)
             self.stream.write("\r\033[K" + text[:width])
@@ -106,8 +115,9 @@ class ConsoleReporter:
             known = "  [SHOULD not followed]"
         show_line = not self.quiet or not result.classification.expected
         if show_line:
-            self._print(f"[{n:>3}/{self.total}] {_LABEL[result.outcome]:<5} {result.test_id} "
-                        f"({result.duration_s:.2f}s){known}")
+            self._print(
+                f"[{n:>3}/{self.total}] {_LABEL[result.outcome]:<5} {result.test_id} ({result.duration_s:.2f}s){known}"
+            )
         if result.outcome in (FAILED, ERROR) and (not self.quiet or not result.classification.expected):
             for line in result.message.splitlines():
                 self._print(f"        {line}")
@@ -142,12 +152,16 @@ class ConsoleReporter:
         unexpected = [r for r in self.results if not r.classification.expected]
         known = sum(1 for r in self.results if r.classification.known)
         self._print()
-        self._print(f"{len(self.results)} tests: {totals[PASSED]} passed, {totals[FAILED]} failed, "
-                    f"{totals[ERROR]} errors, {totals[SKIPPED]} skipped; {known} known deviation(s), "
-                    f"{len(unexpected)} unexpected")
+        self._print(
+            f"{len(self.results)} tests: {totals[PASSED]} passed, {totals[FAILED]} failed, "
+            f"{totals[ERROR]} errors, {totals[SKIPPED]} skipped; {known} known deviation(s), "
+            f"{len(unexpected)} unexpected"
+        )
         for result in unexpected:
-            self._print(f"  UNEXPECTED {result.classification.kind}: {result.test_id}"
-                        + (f" ({result.classification.reason})" if result.classification.reason else ""))
+            self._print(
+                f"  UNEXPECTED {result.classification.kind}: {result.test_id}"
+                + (f" ({result.classification.reason})" if result.classification.reason else "")
+            )
         self._recommendations()
         slowest = sorted(self.results, key=lambda r: -r.duration_s)[:SLOWEST]
         if slowest:

@@ -108,8 +108,10 @@ def _project_data(text: str, parts: list[str]) -> Resolved:
         raise SpecSourceError(f"{text}: a project: path stays inside the project's data (no '..')")
     path = project_data(*parts)
     if not path.exists():
-        raise SpecSourceError(f"{text}: the harness's data has no {'/'.join(parts)} (its folders: "
-                              f"{', '.join(DATA_FOLDERS)}; e.g. project:scenarios/supplementary)")
+        raise SpecSourceError(
+            f"{text}: the harness's data has no {'/'.join(parts)} (its folders: "
+            f"{', '.join(DATA_FOLDERS)}; e.g. project:scenarios/supplementary)"
+        )
     return Resolved(path, {"source": text, "kind": "project", "path": str(path)})
 
 
@@ -127,16 +129,28 @@ def provenance(paths: list[Any]) -> list[dict[str, Any]]:
     return found
 
 
+def download_sdist(project: str, version: str, folder: Path) -> Path:
+    """``project==version``'s source distribution from PyPI into ``folder`` (kept there: a second call
+    finds it), through pip, so the index, proxy and certificates are the user's own pip settings."""
+    pattern = f"{project.replace('-', '_')}-{version}.tar.gz"
+    found = sorted(folder.glob(pattern)) or sorted(folder.glob(f"{project}-{version}.tar.gz"))
+    if found:
+        return found[0]
+    command = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:"]
+    command += ["--disable-pip-version-check", f"{project}=={version}", "-d", str(folder)]
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    archives = sorted(folder.glob("*.tar.gz"))
+    if done.returncode != 0 or not archives:
+        raise SpecSourceError(
+            f"pypi:{project}=={version}: pip could not download the source distribution: "
+            f"{(done.stderr or done.stdout).strip()[-500:]}"
+        )
+    return archives[0]
+
+
 def _fetch_pypi(project: str, version: str, root: Path) -> None:
     with tempfile.TemporaryDirectory(prefix="spec-source-") as scratch:
-        done = subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
-                               "--disable-pip-version-check", f"{project}=={version}", "-d", scratch],
-                              capture_output=True, text=True)
-        archives = sorted(Path(scratch).glob("*.tar.gz"))
-        if done.returncode != 0 or not archives:
-            raise SpecSourceError(f"pypi:{project}=={version}: pip could not download the source distribution: "
-                                  f"{(done.stderr or done.stdout).strip()[-500:]}")
-        archive = archives[0]
+        archive = download_sdist(project, version, Path(scratch))
         staging = Path(tempfile.mkdtemp(prefix=".fetching-", dir=_ensure(root.parent)))
         try:
             with tarfile.open(archive) as sdist:
@@ -146,33 +160,48 @@ def _fetch_pypi(project: str, version: str, root: Path) -> None:
             shutil.move(str(tests / "change_streams" / "unified"), staging / "unified")
             shutil.move(str(tests / "unified-test-format"), staging / "selftests")
             shutil.rmtree(staging / "sdist")
-            _write_origin(staging, {"kind": "pypi", "project": project, "version": version,
-                                    "archive": archive.name, "sha256": _sha256(archive)})
+            _write_origin(
+                staging,
+                {
+                    "kind": "pypi",
+                    "project": project,
+                    "version": version,
+                    "archive": archive.name,
+                    "sha256": _sha256(archive),
+                },
+            )
             shutil.rmtree(root, ignore_errors=True)
             staging.rename(root)
         except (OSError, StopIteration, tarfile.TarError) as exc:
             shutil.rmtree(staging, ignore_errors=True)
-            raise SpecSourceError(f"pypi:{project}=={version}: the sdist does not hold the expected test "
-                                  f"folders: {exc}") from exc
+            raise SpecSourceError(
+                f"pypi:{project}=={version}: the sdist does not hold the expected test folders: {exc}"
+            ) from exc
 
 
 def _wanted(name: str) -> bool:
     parts = name.split("/")
-    return len(parts) > 3 and parts[1] == "test" and (parts[2:4] == ["change_streams", "unified"]
-                                                      or parts[2] == "unified-test-format")
+    return (
+        len(parts) > 3
+        and parts[1] == "test"
+        and (parts[2:4] == ["change_streams", "unified"] or parts[2] == "unified-test-format")
+    )
 
 
 def _fetch_git(url: str, commit: str, root: Path) -> None:
     staging = Path(tempfile.mkdtemp(prefix=".fetching-", dir=_ensure(root.parent)))
     checkout = staging / "checkout"
     try:
-        steps = {"clone": ["git", "clone", "--quiet", "--no-checkout", "--filter=blob:none", url, str(checkout)],
-                 "checkout": ["git", "-C", str(checkout), "checkout", "--quiet", commit]}
+        steps = {
+            "clone": ["git", "clone", "--quiet", "--no-checkout", "--filter=blob:none", url, str(checkout)],
+            "checkout": ["git", "-C", str(checkout), "checkout", "--quiet", commit],
+        }
         for step, command in steps.items():
             done = subprocess.run(command, capture_output=True, text=True)
             if done.returncode != 0:
-                raise SpecSourceError(f"git:{url}@{commit}: git {step} failed: "
-                                      f"{(done.stderr or done.stdout).strip()[-500:]}")
+                raise SpecSourceError(
+                    f"git:{url}@{commit}: git {step} failed: {(done.stderr or done.stdout).strip()[-500:]}"
+                )
         full = subprocess.run(["git", "-C", str(checkout), "rev-parse", "HEAD"], capture_output=True, text=True)
         _write_origin(staging, {"kind": "git", "url": url, "commit": full.stdout.strip() or commit})
         shutil.rmtree(root, ignore_errors=True)

@@ -42,11 +42,21 @@ def serve(connection: Any, options: Any, tests: list[Any] | None, collect: Calla
                 index = command[1]
                 connection.send(("started", index))
                 result = run.run_test(tests[index])
-                connection.send(("result", {"index": index, "test_id": result.test_id, "file": result.file,
-                                            "outcome": result.outcome, "message": result.message,
-                                            "duration_s": result.duration_s,
-                                            "classification": result.classification.as_record(),
-                                            "record": record_line(result.record)}))
+                connection.send(
+                    (
+                        "result",
+                        {
+                            "index": index,
+                            "test_id": result.test_id,
+                            "file": result.file,
+                            "outcome": result.outcome,
+                            "message": result.message,
+                            "duration_s": result.duration_s,
+                            "classification": result.classification.as_record(),
+                            "record": record_line(result.record),
+                        },
+                    )
+                )
     except (TargetUnavailable, ExpectationsError) as exc:
         connection.send(("fatal", str(exc)))
         return 2

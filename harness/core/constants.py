@@ -22,18 +22,32 @@ HANDSHAKE_COMMANDS = frozenset({"hello", "ismaster", "isMaster"})
 #: Never part of a test's observable behaviour.
 INTERNAL_COMMANDS = frozenset({"configureFailPoint"})
 #: Security-sensitive commands the unified format hides unless ``observeSensitiveCommands``.
-SENSITIVE_COMMANDS = frozenset({
-    "authenticate", "saslStart", "saslContinue", "getnonce", "createUser", "updateUser",
-    "copydbgetnonce", "copydbsaslstart", "copydb",
-})
+SENSITIVE_COMMANDS = frozenset(
+    {
+        "authenticate",
+        "saslStart",
+        "saslContinue",
+        "getnonce",
+        "createUser",
+        "updateUser",
+        "copydbgetnonce",
+        "copydbsaslstart",
+        "copydb",
+    }
+)
 
 ALL_COMMAND_EVENTS = ("commandStartedEvent", "commandSucceededEvent", "commandFailedEvent")
 #: Connection pool (CMAP) events, by the spec's names, keyed by pymongo's listener method.
 CMAP_EVENTS = {
-    "pool_created": "poolCreatedEvent", "pool_ready": "poolReadyEvent", "pool_cleared": "poolClearedEvent",
-    "pool_closed": "poolClosedEvent", "connection_created": "connectionCreatedEvent",
-    "connection_ready": "connectionReadyEvent", "connection_closed": "connectionClosedEvent",
+    "pool_created": "poolCreatedEvent",
+    "pool_ready": "poolReadyEvent",
+    "pool_cleared": "poolClearedEvent",
+    "pool_closed": "poolClosedEvent",
+    "connection_created": "connectionCreatedEvent",
+    "connection_ready": "connectionReadyEvent",
+    "connection_closed": "connectionClosedEvent",
     "connection_check_out_started": "connectionCheckOutStartedEvent",
     "connection_check_out_failed": "connectionCheckOutFailedEvent",
-    "connection_checked_out": "connectionCheckedOutEvent", "connection_checked_in": "connectionCheckedInEvent",
+    "connection_checked_out": "connectionCheckedOutEvent",
+    "connection_checked_in": "connectionCheckedInEvent",
 }

@@ -9,13 +9,15 @@ and plug-ins raise them; only the per-test lifecycle turns them into verdicts.
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class TestFailure(Exception):
     """The target or driver did not behave as the test expects."""
 
     __test__ = False  # not a pytest test class
 
-    def __init__(self, message: str, mismatches: list | None = None) -> None:
+    def __init__(self, message: str, mismatches: list[Any] | None = None) -> None:
         super().__init__(message)
         self.mismatches = mismatches or []
 

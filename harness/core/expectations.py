@@ -79,17 +79,17 @@ class Expectations:
         self.source = source
 
     @classmethod
-    def empty(cls) -> "Expectations":
+    def empty(cls) -> Expectations:
         return cls([])
 
     @classmethod
-    def combined(cls, parts: list["Expectations"]) -> "Expectations":
+    def combined(cls, parts: list[Expectations]) -> Expectations:
         """One set from several files (the target's and the driver's); the first entry matching a test wins."""
         sources = [part.source for part in parts if part.source != "<none>"]
         return cls([entry for part in parts for entry in part.known], " + ".join(sources) or "<none>")
 
     @classmethod
-    def from_data(cls, data: Any, source: str) -> "Expectations":
+    def from_data(cls, data: Any, source: str) -> Expectations:
         """Check and build from a parsed file; every problem names ``source`` and the entry."""
         entries = data.get("known", []) if isinstance(data, dict) else None
         if data is None:
@@ -103,7 +103,8 @@ class Expectations:
             outcome = entry.get("outcome", FAILED)
             if outcome not in KNOWN_OUTCOMES:
                 raise ExpectationsError(
-                    f"{source}: known[{index}] ({entry['test']}): outcome must be one of {KNOWN_OUTCOMES}")
+                    f"{source}: known[{index}] ({entry['test']}): outcome must be one of {KNOWN_OUTCOMES}"
+                )
             reason = entry.get("reason")
             if not isinstance(reason, str) or not reason.strip():
                 raise ExpectationsError(f"{source}: known[{index}] ({entry['test']}): a one-line 'reason' is required")
@@ -112,8 +113,11 @@ class Expectations:
 
     def unmatched(self, test_ids: list[str]) -> list[KnownOutcome]:
         """Entries no test of this run matched: stale, misspelt, or simply not selected (``-k``)."""
-        return [entry for entry in self.known
-                if not any(entry.pattern == t or fnmatch.fnmatchcase(t, entry.pattern) for t in test_ids)]
+        return [
+            entry
+            for entry in self.known
+            if not any(entry.pattern == t or fnmatch.fnmatchcase(t, entry.pattern) for t in test_ids)
+        ]
 
     def lookup(self, test_id: str) -> KnownOutcome | None:
         for entry in self.known:
@@ -129,8 +133,9 @@ class Expectations:
             if outcome in (PASSED, SKIPPED):
                 return Classification(True, PASS if outcome == PASSED else SKIP)
             if outcome == FAILED and should_only:
-                return Classification(True, RECOMMENDATION_NOT_FOLLOWED,
-                                      "checks only SHOULD-level rules: " + ", ".join(should_only))
+                return Classification(
+                    True, RECOMMENDATION_NOT_FOLLOWED, "checks only SHOULD-level rules: " + ", ".join(should_only)
+                )
             return Classification(False, UNEXPECTED + _KIND_WORD.get(outcome, outcome))
         if outcome == entry.outcome:
             return Classification(True, KNOWN + _KIND_WORD.get(outcome, outcome), entry.reason)

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+
 class _Marker:
     """A named singleton that survives copying (``dataclasses.asdict`` deep-copies)."""
 
@@ -23,10 +24,10 @@ class _Marker:
     def __repr__(self) -> str:
         return self._name
 
-    def __copy__(self) -> "_Marker":
+    def __copy__(self) -> _Marker:
         return self
 
-    def __deepcopy__(self, memo: dict) -> "_Marker":
+    def __deepcopy__(self, memo: dict[int, Any]) -> _Marker:
         return self
 
     def __reduce__(self) -> str:

@@ -37,7 +37,7 @@ class ErrorInfo:
         return f"{', '.join(parts)}: {self.message}"
 
 
-class CursorDocuments(list):
+class CursorDocuments(list[Any]):
     """Documents an operation read through a cursor (``find``, ``aggregate``, ``listIndexes``...).
 
     Each element is a root-level document as the specs' matching rules use the
@@ -104,6 +104,11 @@ class ObservedLogMessage:
 
 #: SDAM events, by the unified format's names (``eventType: sdam``, ``waitForEvent``, ``assertEventCount``).
 SDAM_EVENTS = (
-    "serverDescriptionChangedEvent", "topologyDescriptionChangedEvent", "serverHeartbeatStartedEvent",
-    "serverHeartbeatSucceededEvent", "serverHeartbeatFailedEvent", "topologyOpeningEvent", "topologyClosedEvent",
+    "serverDescriptionChangedEvent",
+    "topologyDescriptionChangedEvent",
+    "serverHeartbeatStartedEvent",
+    "serverHeartbeatSucceededEvent",
+    "serverHeartbeatFailedEvent",
+    "topologyOpeningEvent",
+    "topologyClosedEvent",
 )

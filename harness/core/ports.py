@@ -67,6 +67,7 @@ class DriverAdapter(Protocol):
 
 # -- targets -------------------------------------------------------------------------------
 
+
 class TargetUnavailable(Exception):
     """The target cannot be started or reached; the message says which and why."""
 
@@ -107,6 +108,7 @@ class Target(Protocol):
 
 
 # -- fault backends ------------------------------------------------------------------------
+
 
 class FailPointError(Exception):
     """A fail point could not be armed (the message says why and on what)."""

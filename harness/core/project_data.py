@@ -40,12 +40,16 @@ def data_root() -> Path:
     try:
         root = resources.files(DATA_PACKAGE)
     except ModuleNotFoundError:
-        raise ProjectDataMissing(f"the harness's data package {DATA_PACKAGE} is not installed: reinstall the "
-                                 "harness (pip install cs-conformance-harness, or pip install -e . in a "
-                                 "checkout whose install predates the package)") from None
+        raise ProjectDataMissing(
+            f"the harness's data package {DATA_PACKAGE} is not installed: reinstall the "
+            "harness (pip install cs-conformance-harness, or pip install -e . in a "
+            "checkout whose install predates the package)"
+        ) from None
     if not isinstance(root, Path):  # an archive on sys.path (zipimport): a folder has no path to give
-        raise ProjectDataMissing(f"the harness's data package {DATA_PACKAGE} is inside an archive ({root}); "
-                                 "install the harness with pip, which unpacks it")
+        raise ProjectDataMissing(
+            f"the harness's data package {DATA_PACKAGE} is inside an archive ({root}); "
+            "install the harness with pip, which unpacks it"
+        )
     return root
 
 

@@ -15,7 +15,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from bson import json_util
-from bson.json_util import JSONOptions, JSONMode
+from bson.json_util import JSONMode, JSONOptions
 
 from harness import __version__
 

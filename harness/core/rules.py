@@ -100,8 +100,11 @@ class RuleIndex:
         checks at their catalogue level (a rule no catalogue has counts as a MUST)."""
         asserted = list(self.traced.get(test_id, ()))
         traced_rules = {rule for rule, _ in asserted}
-        return asserted + [(rule, self.levels.get(rule, MUST)) for rule in self.checks(test_id, description)
-                           if rule not in traced_rules]
+        return asserted + [
+            (rule, self.levels.get(rule, MUST))
+            for rule in self.checks(test_id, description)
+            if rule not in traced_rules
+        ]
 
     def should_only(self, test_id: str, description: str = "") -> list[str]:
         """The rules of a test that holds every rule it checks at SHOULD level, sorted; ``[]`` when it holds one as

@@ -76,8 +76,11 @@ class RunNotes:
         results = Counter(file for _, file in produced)
         for file, selected in self.pinned.items():
             if results[file] < selected:
-                self.add("pinned-test-missing", f"{file}: {selected - results[file]} of the {selected} pinned "
-                                                "test(s) the run selected produced no result")
+                self.add(
+                    "pinned-test-missing",
+                    f"{file}: {selected - results[file]} of the {selected} pinned "
+                    "test(s) the run selected produced no result",
+                )
         return self.notes[start:]
 
     def failures(self) -> list[Note]:

@@ -27,5 +27,9 @@ def with_cleanup_problems(verdict: Verdict, problems: list[str]) -> Verdict:
     """A dirty target taints later tests, so clean-up problems make the verdict an error (keeping its story)."""
     if not problems:
         return verdict
-    story = f"\n  (the test itself: {verdict.outcome}: {verdict.message})" if verdict.message or verdict.outcome != PASSED else ""
+    story = (
+        f"\n  (the test itself: {verdict.outcome}: {verdict.message})"
+        if verdict.message or verdict.outcome != PASSED
+        else ""
+    )
     return Verdict(ERROR, "clean-up failed: " + "; ".join(problems) + story, verdict.mismatches, verdict.details)

@@ -18,7 +18,7 @@ from typing import Any
 
 from harness.core.ports import FailPointBackend, FailPointError
 
-_LIVE_MANAGERS: "weakref.WeakSet[FailPointManager]" = weakref.WeakSet()
+_LIVE_MANAGERS: weakref.WeakSet[FailPointManager] = weakref.WeakSet()
 
 
 class FailPointManager:
@@ -67,7 +67,7 @@ class FailPointManager:
         for name in names:
             try:
                 self.backend.disarm(name)
-            except Exception as exc:  # noqa: BLE001 - every point must get its chance to be turned off
+            except Exception as exc:
                 problems.append(f"could not turn off fail point {name!r} ({self.backend.name}): {exc}")
                 with self._lock:
                     self._armed.append(name)

@@ -85,7 +85,7 @@ def _raw_verdict(case: Case) -> Verdict:
         return Verdict(FAILED, case.failure_message(exc), [str(m) for m in exc.mismatches])
     except (HarnessError, UnsupportedOperation, UnsupportedAssertion) as exc:
         return Verdict(ERROR, f"{case.current}: {exc}")
-    except Exception as exc:  # noqa: BLE001 - a harness defect is reported, not raised
+    except Exception as exc:
         return Verdict(ERROR, f"{case.current}: internal error {type(exc).__name__}: {exc}")
 
 
@@ -100,7 +100,7 @@ def run_case(case: Case, cleanup: Callable[[], list[str]], timeout_s: float) -> 
             problems: list[str] = []
             try:
                 problems.extend(case.close())
-            except Exception as exc:  # noqa: BLE001 - teardown reports, never raises
+            except Exception as exc:
                 problems.append(f"closing the test's clients failed: {exc}")
             return problems + cleanup()
 
@@ -111,8 +111,9 @@ def run_case(case: Case, cleanup: Callable[[], list[str]], timeout_s: float) -> 
     return run_with_deadline(body, teardown, timeout_s, lambda: case.current)
 
 
-def run_with_deadline(body: Callable[[], Verdict], teardown: Callable[[], list[str]], timeout_s: float,
-                      where: Callable[[], str]) -> Verdict:
+def run_with_deadline(
+    body: Callable[[], Verdict], teardown: Callable[[], list[str]], timeout_s: float, where: Callable[[], str]
+) -> Verdict:
     """Run ``body`` in a worker thread; past ``timeout_s``, tear down from here and give ``error``.
 
     The worker may still be blocked in the target; ``teardown`` closes its
@@ -125,7 +126,7 @@ def run_with_deadline(body: Callable[[], Verdict], teardown: Callable[[], list[s
     def work() -> None:
         try:
             outcome.append(body())
-        except BaseException as exc:  # noqa: BLE001 - reported as the test's error below
+        except BaseException as exc:
             crashed.append(exc)
 
     worker = threading.Thread(target=work, daemon=True, name="harness-test")
@@ -138,8 +139,10 @@ def run_with_deadline(body: Callable[[], Verdict], teardown: Callable[[], list[s
     if worker.is_alive():
         at = where()
         problems = teardown()
-        return with_cleanup_problems(Verdict(ERROR, f"timed out after {timeout_s:g}s during {at} "
-                                                    "(the target or driver stopped answering)"), problems)
+        return with_cleanup_problems(
+            Verdict(ERROR, f"timed out after {timeout_s:g}s during {at} (the target or driver stopped answering)"),
+            problems,
+        )
     if crashed or not outcome:
         problems = teardown()
         error = crashed[0] if crashed else RuntimeError("no verdict")

@@ -15,7 +15,6 @@ from typing import Any
 from harness.core.model import Operation
 from harness.engine.test_context import TestContext
 
-
 TestRunnerOperation = Callable[[TestContext, Operation], Any]
 TEST_RUNNER_OPERATIONS: dict[str, TestRunnerOperation] = {}
 
@@ -30,4 +29,4 @@ def test_runner_operation(name: str) -> Callable[[TestRunnerOperation], TestRunn
     return register
 
 
-test_runner_operation.__test__ = False  # type: ignore[attr-defined] - not a pytest test
+test_runner_operation.__test__ = False  # type: ignore[attr-defined]  # not a pytest test

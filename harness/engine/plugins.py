@@ -111,8 +111,14 @@ class Registry:
     def add_driver(self, name: str, factory: Callable[[], DriverAdapter]) -> None:
         self.drivers[name] = factory
 
-    def add_target(self, name: str, factory: Callable[[str | None], Target], help: str = "",
-                   isolated: bool = True, warm_up: Callable[[], None] | None = None) -> None:
+    def add_target(
+        self,
+        name: str,
+        factory: Callable[[str | None], Target],
+        help: str = "",
+        isolated: bool = True,
+        warm_up: Callable[[], None] | None = None,
+    ) -> None:
         self.targets[name] = TargetKind(factory, help, isolated, warm_up)
 
     def isolated(self, spec: str) -> bool:
@@ -150,8 +156,9 @@ class Registry:
         try:
             factory = self.drivers[name]
         except KeyError:
-            raise SystemExit(f"unknown driver {name!r}; known drivers: {', '.join(sorted(self.drivers))}"
-                             + self._problem_note()) from None
+            raise SystemExit(
+                f"unknown driver {name!r}; known drivers: {', '.join(sorted(self.drivers))}" + self._problem_note()
+            ) from None
         return factory()
 
     def make_target(self, spec: str) -> Target:
@@ -159,15 +166,17 @@ class Registry:
         name, _, argument = spec.partition("=")
         kind = self.targets.get(name)
         if kind is None:
-            raise TargetUnavailable(f"unknown target {name!r}; known targets: {', '.join(sorted(self.targets))}"
-                                    + self._problem_note())
+            raise TargetUnavailable(
+                f"unknown target {name!r}; known targets: {', '.join(sorted(self.targets))}" + self._problem_note()
+            )
         return kind.factory(argument or None)
 
     def failpoint_setup(self, mode: str, target: Target) -> FailPointSetup:
         chosen = self.failpoint_modes.get(mode)
         if chosen is None:
-            raise TargetUnavailable(f"--failpoints must be one of {tuple(self.failpoint_modes)}, got {mode!r}"
-                                    + self._problem_note())
+            raise TargetUnavailable(
+                f"--failpoints must be one of {tuple(self.failpoint_modes)}, got {mode!r}" + self._problem_note()
+            )
         return chosen(target)
 
     def _problem_note(self) -> str:
@@ -195,8 +204,10 @@ def load_plugins() -> Registry:
     registry = Registry()
     points = sorted(importlib.metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda point: point.name)
     if not points:
-        registry.problems.append(f"no plug-ins found under the entry-point group {ENTRY_POINT_GROUP!r}: "
-                                 "install the harness (`python -m pip install -e .`) so its plug-ins are registered")
+        registry.problems.append(
+            f"no plug-ins found under the entry-point group {ENTRY_POINT_GROUP!r}: "
+            "install the harness (`python -m pip install -e .`) so its plug-ins are registered"
+        )
     seen: set[str] = set()
     for point in points:
         if point.name in seen:  # the same distribution seen twice on sys.path
@@ -204,7 +215,7 @@ def load_plugins() -> Registry:
         seen.add(point.name)
         try:
             install(registry, point.name, point.load())
-        except Exception as exc:  # noqa: BLE001 - one broken plug-in must not take the others down
+        except Exception as exc:
             registry.problems.append(f"{point.name} ({point.value}): {type(exc).__name__}: {exc}")
     _LOADED = registry
     return registry

@@ -26,7 +26,7 @@ class ResultsStore:
         self._file = None
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
-            self._file = open(path, "a", encoding="utf-8")  # noqa: SIM115 - lives as long as the store
+            self._file = open(path, "a", encoding="utf-8")
             if _ends_mid_line(path):  # a run killed mid-write: keep its torn line apart from ours
                 os.write(self._file.fileno(), b"\n")
 

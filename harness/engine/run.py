@@ -16,6 +16,7 @@ import contextlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -75,9 +76,9 @@ class Check:
     format: str
     file: str
     name: str
-    open: Callable[["HarnessRun"], Case]
-    preflight: Callable[["HarnessRun"], Verdict | None] | None = None
-    timeout_s: Callable[["HarnessRun"], float] | None = None
+    open: Callable[[HarnessRun], Case]
+    preflight: Callable[[HarnessRun], Verdict | None] | None = None
+    timeout_s: Callable[[HarnessRun], float] | None = None
 
     @property
     def test_id(self) -> str:
@@ -137,29 +138,39 @@ class HarnessRun:
         """Where drivers under test connect: the target, or what a fault backend put in front of it."""
         return self._failpoint_setup.driver_uri if self._failpoint_setup else self.target.uri
 
-    def __enter__(self) -> "HarnessRun":
+    def __enter__(self) -> HarnessRun:
         """Start the target and what sits in front of it; any failure stops what started and says why."""
         try:
             self.target.start()
             self._failpoint_setup = self.plugins.failpoint_setup(self.options.failpoints, self.target)
             self.failpoints = FailPointManager(self._failpoint_setup.backend)
-            self.runner = SpecRunner(self.target, self.driver, self.failpoints, self.options.settings,
-                                     driver_uri=self.driver_uri, skip_rules=self.plugins.skip_rules,
-                                     driver_routes=self.plugins.driver_routes)
+            self.runner = SpecRunner(
+                self.target,
+                self.driver,
+                self.failpoints,
+                self.options.settings,
+                driver_uri=self.driver_uri,
+                skip_rules=self.plugins.skip_rules,
+                driver_routes=self.plugins.driver_routes,
+            )
             self.expectations = self._load_expectations()
         except (TargetUnavailable, ExpectationsError):
             self.__exit__(None, None, None)
             raise
         except Exception as exc:
             self.__exit__(None, None, None)
-            raise TargetUnavailable(f"could not start the run on target {self.options.target!r}: "
-                                    f"{type(exc).__name__}: {exc}") from exc
+            raise TargetUnavailable(
+                f"could not start the run on target {self.options.target!r}: {type(exc).__name__}: {exc}"
+            ) from exc
         except BaseException:
             self.__exit__(None, None, None)
             raise
-        extra: dict[str, Any] = {"expectations_file": self.expectations.source, "labels": dict(self.options.labels),
-                                 "strict": self.options.notes.strict,
-                                 **self.options.provenance}
+        extra: dict[str, Any] = {
+            "expectations_file": self.expectations.source,
+            "labels": dict(self.options.labels),
+            "strict": self.options.notes.strict,
+            **self.options.provenance,
+        }
         if self.plugins.problems:
             extra["plugin_problems"] = list(self.plugins.problems)
         self.provenance = RunProvenance(
@@ -189,31 +200,32 @@ class HarnessRun:
         """Leave the target as a test found it: fail points off, every plug-in's teardown check run."""
         assert self.failpoints is not None
         problems: list[str] = []
-        steps: list[Callable[[], list[str]]] = [self.failpoints.disarm_all]
-        steps += [lambda check=check: check(self.target) for check in self.plugins.teardown_checks]
-        for step in steps:
+        steps: list[tuple[str, Callable[[], list[str]]]] = [("disarm_all", self.failpoints.disarm_all)]
+        steps += [(check.__name__, partial(check, self.target)) for check in self.plugins.teardown_checks]
+        for name, step in steps:
             try:
                 problems.extend(step())
-            except Exception as exc:  # noqa: BLE001 - every clean-up step gets its turn
-                problems.append(f"clean-up step {getattr(step, '__name__', step)!r} failed: {exc}")
+            except Exception as exc:
+                problems.append(f"clean-up step {name!r} failed: {exc}")
         return problems
 
     def verdict(self, test: SpecTest | Check) -> Verdict:
         """The one per-test lifecycle, for a spec test and a code-defined check alike."""
         assert self.runner is not None
+        runner = self.runner
         if isinstance(test, SpecTest):
-            early = self.runner.preflight(test)
-            open_case: Callable[[], Case] = lambda: self.runner.case(test)  # noqa: E731
+            early = runner.preflight(test)
+            open_case: Callable[[], Case] = partial(runner.case, test)
             timeout = self.options.settings.test_timeout_s
         else:
             early = test.preflight(self) if test.preflight else None
-            open_case = lambda: test.open(self)  # noqa: E731
+            open_case = partial(test.open, self)
             timeout = test.timeout_s(self) if test.timeout_s else self.options.settings.test_timeout_s
         if early is not None:
             return early
         try:
             case = open_case()
-        except Exception as exc:  # noqa: BLE001 - a check that cannot even start is an error verdict
+        except Exception as exc:
             return Verdict(ERROR, f"set-up: {type(exc).__name__}: {exc}")
         return run_case(case, self.cleanup, timeout)
 
@@ -221,14 +233,28 @@ class HarnessRun:
         assert self.provenance is not None
         started_at, start = utc_now(), time.perf_counter()
         verdict = self.verdict(test)
-        result = result_of(test, verdict, self.provenance, self.expectations, self.options.rules, started_at,
-                           time.perf_counter() - start)
+        result = result_of(
+            test,
+            verdict,
+            self.provenance,
+            self.expectations,
+            self.options.rules,
+            started_at,
+            time.perf_counter() - start,
+        )
         self.store.append(result.record)
         return result
 
 
-def result_of(test: SpecTest | Check, verdict: Verdict, provenance: RunProvenance, expectations: Expectations,
-              rules: RuleIndex | None, started_at: str, duration_s: float) -> TestResult:
+def result_of(
+    test: SpecTest | Check,
+    verdict: Verdict,
+    provenance: RunProvenance,
+    expectations: Expectations,
+    rules: RuleIndex | None,
+    started_at: str,
+    duration_s: float,
+) -> TestResult:
     """A test's verdict as its result and record: the one record builder.
 
     :meth:`HarnessRun.run_test` uses it, and so does a parallel run for a test whose worker died under it
@@ -238,9 +264,19 @@ def result_of(test: SpecTest | Check, verdict: Verdict, provenance: RunProvenanc
     rules = rules or RuleIndex()
     classification = expectations.classify(test.test_id, verdict.outcome, rules.should_only(test.test_id, name))
     record = make_record(
-        provenance, format=test.format, file=test.file, test=name, test_id=test.test_id, line=line,
-        outcome=verdict.outcome, message=verdict.message, started_at=started_at, duration_s=duration_s,
-        mismatches=verdict.mismatches, expectation=classification.as_record(), details=verdict.details or None,
+        provenance,
+        format=test.format,
+        file=test.file,
+        test=name,
+        test_id=test.test_id,
+        line=line,
+        outcome=verdict.outcome,
+        message=verdict.message,
+        started_at=started_at,
+        duration_s=duration_s,
+        mismatches=verdict.mismatches,
+        expectation=classification.as_record(),
+        details=verdict.details or None,
         rules=rules.rules_for(test.test_id, name),
     )
     return TestResult(test.test_id, test.file, verdict.outcome, verdict.message, duration_s, classification, record)

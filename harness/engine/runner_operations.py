@@ -16,11 +16,11 @@ from typing import Any
 from pymongo.errors import PyMongoError
 
 from harness.core.constants import ALL_COMMAND_EVENTS, CMAP_EVENTS
-from harness.core.observations import SDAM_EVENTS
 from harness.core.errors import HarnessError, TestFailure, TestSkipped
 from harness.core.matching import show
 from harness.core.matching.table import comparator_for
 from harness.core.model import Operation
+from harness.core.observations import SDAM_EVENTS
 from harness.core.ports import DriverLacksFeature
 from harness.engine.operation_table import test_runner_operation
 from harness.engine.test_context import TestContext
@@ -37,8 +37,9 @@ def _driver_query(context: TestContext, operation: Operation, method: str, *args
     """Ask the driver scope something only it knows (a session's state, a pool's size)."""
     answer = getattr(context.scope, method, None)
     if answer is None:
-        raise DriverLacksFeature(f"{operation.label}: the driver adapter cannot answer {operation.name} "
-                                 f"(it has no {method})")
+        raise DriverLacksFeature(
+            f"{operation.label}: the driver adapter cannot answer {operation.name} (it has no {method})"
+        )
     return answer(*args)
 
 
@@ -53,7 +54,8 @@ def _create_entities(context: TestContext, operation: Operation) -> None:
 def _collection_names(context: TestContext, operation: Operation) -> list[str]:
     admin = context.runner.target.admin
     try:
-        return admin[_argument(operation, "databaseName")].list_collection_names()
+        names: list[str] = admin[_argument(operation, "databaseName")].list_collection_names()
+        return names
     except PyMongoError as exc:
         raise HarnessError(f"{operation.label}: listCollections failed: {exc}") from exc
 
@@ -83,8 +85,9 @@ def _assert_presence(context: TestContext, operation: Operation) -> None:
     if (name in names) != wanted:
         where = f"{_argument(operation, 'databaseName')}.{_argument(operation, 'collectionName')}"
         state = "does not exist" if wanted else "exists"
-        raise TestFailure(f"{operation.label}: {operation.name}: {key[:-4]} {name} {state} in {where} "
-                          f"(found {sorted(names)})")
+        raise TestFailure(
+            f"{operation.label}: {operation.name}: {key[:-4]} {name} {state} in {where} (found {sorted(names)})"
+        )
 
 
 for _name in _PRESENCE_ASSERTIONS:
@@ -93,13 +96,16 @@ for _name in _PRESENCE_ASSERTIONS:
 
 # -- sessions --------------------------------------------------------------------
 def _session_state(context: TestContext, operation: Operation) -> dict[str, Any]:
-    return _driver_query(context, operation, "session_state", _argument(operation, "session"))
+    state: dict[str, Any] = _driver_query(context, operation, "session_state", _argument(operation, "session"))
+    return state
 
 
 def _expect_state(operation: Operation, key: str, expected: Any, state: dict[str, Any]) -> None:
     if state.get(key) != expected:
-        raise TestFailure(f"{operation.label}: {operation.name}: session {operation.arguments['session']!r} "
-                          f"has {key}={state.get(key)!r}, expected {expected!r}")
+        raise TestFailure(
+            f"{operation.label}: {operation.name}: session {operation.arguments['session']!r} "
+            f"has {key}={state.get(key)!r}, expected {expected!r}"
+        )
 
 
 @test_runner_operation("assertSessionTransactionState")
@@ -133,8 +139,10 @@ def _assert_lsids(context: TestContext, operation: Operation) -> None:
         raise TestFailure(f"{operation.label}: {operation.name}: one of the last two commands has no lsid")
     same = lsids[0] == lsids[1]
     if same != (operation.name == "assertSameLsidOnLastTwoCommands"):
-        raise TestFailure(f"{operation.label}: {operation.name}: the last two lsids are "
-                          f"{'the same' if same else 'different'}: {lsids}")
+        raise TestFailure(
+            f"{operation.label}: {operation.name}: the last two lsids are "
+            f"{'the same' if same else 'different'}: {lsids}"
+        )
 
 
 @test_runner_operation("assertNumberConnectionsCheckedOut")
@@ -142,16 +150,21 @@ def _assert_connections_checked_out(context: TestContext, operation: Operation) 
     client = _argument(operation, "client")
     count = _driver_query(context, operation, "connections_checked_out", client)
     if count != _argument(operation, "connections"):
-        raise TestFailure(f"{operation.label}: {operation.name}: {client} has {count} connection(s) checked out, "
-                          f"expected {operation.arguments['connections']}")
+        raise TestFailure(
+            f"{operation.label}: {operation.name}: {client} has {count} connection(s) checked out, "
+            f"expected {operation.arguments['connections']}"
+        )
 
 
 # -- counting events: waitForEvent, assertEventCount ---------------------------------
 #: How long ``waitForEvent`` waits before the test fails (the unified format: 10 seconds).
 WAIT_FOR_EVENT_S = 10.0
 #: The event families a driver scope can be asked for, by the spec's event names.
-_EVENT_FAMILIES = {**{name: "command" for name in ALL_COMMAND_EVENTS}, **{name: "cmap" for name in CMAP_EVENTS.values()},
-                   **{name: "sdam" for name in SDAM_EVENTS}}
+_EVENT_FAMILIES = {
+    **dict.fromkeys(ALL_COMMAND_EVENTS, "command"),
+    **dict.fromkeys(CMAP_EVENTS.values(), "cmap"),
+    **dict.fromkeys(SDAM_EVENTS, "sdam"),
+}
 
 
 def _matching_events(context: TestContext, operation: Operation) -> int:
@@ -160,24 +173,28 @@ def _matching_events(context: TestContext, operation: Operation) -> int:
     client, event = _argument(operation, "client"), _argument(operation, "event")
     if not isinstance(event, dict) or len(event) != 1:
         raise HarnessError(f"{operation.label}: {operation.name}: 'event' must name exactly one event type")
-    (name, _), = event.items()
+    ((name, _),) = event.items()
     family = _EVENT_FAMILIES.get(name)
     if family is None:  # other families (log and tracing events): the harness does not capture them
-        raise TestSkipped(f"{operation.label}: {operation.name} on {name}: this runner does not capture "
-                          f"{name} events")
+        raise TestSkipped(f"{operation.label}: {operation.name} on {name}: this runner does not capture {name} events")
     published = context.scope.events(client, event_type=family)  # a family the adapter lacks: skipped
     comparator = comparator_for(context.test.comparator)
     path = f"{operation.label}.event"
-    return sum(1 for observed in list(published)
-               if observed.kind == name and not comparator.match_event(event, observed, path, context.scope))
+    return sum(
+        1
+        for observed in list(published)
+        if observed.kind == name and not comparator.match_event(event, observed, path, context.scope)
+    )
 
 
 @test_runner_operation("assertEventCount")
 def _assert_event_count(context: TestContext, operation: Operation) -> None:
     found, wanted = _matching_events(context, operation), _argument(operation, "count")
     if found != wanted:
-        raise TestFailure(f"{operation.label}: assertEventCount: {operation.arguments['client']} published {found} "
-                          f"matching {show(operation.arguments['event'])}, expected exactly {wanted}")
+        raise TestFailure(
+            f"{operation.label}: assertEventCount: {operation.arguments['client']} published {found} "
+            f"matching {show(operation.arguments['event'])}, expected exactly {wanted}"
+        )
 
 
 @test_runner_operation("waitForEvent")
@@ -191,7 +208,9 @@ def _wait_for_event(context: TestContext, operation: Operation) -> None:
         if found >= wanted:
             return
         if time.monotonic() >= deadline:
-            raise TestFailure(f"{operation.label}: waitForEvent: {operation.arguments['client']} published {found} "
-                              f"matching {show(operation.arguments['event'])} in {WAIT_FOR_EVENT_S:g}s, "
-                              f"waited for {wanted}")
+            raise TestFailure(
+                f"{operation.label}: waitForEvent: {operation.arguments['client']} published {found} "
+                f"matching {show(operation.arguments['event'])} in {WAIT_FOR_EVENT_S:g}s, "
+                f"waited for {wanted}"
+            )
         time.sleep(0.01)

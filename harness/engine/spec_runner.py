@@ -28,29 +28,37 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
-from pymongo import ReadPreference
 from bson import json_util
 from bson.json_util import CANONICAL_JSON_OPTIONS
+from pymongo import ReadPreference
 from pymongo.errors import PyMongoError
-from pymongo.write_concern import WriteConcern
 from pymongo.read_concern import ReadConcern
+from pymongo.write_concern import WriteConcern
 
+import harness.engine.runner_operations
+import harness.engine.targeted_failpoint  # noqa: F401 - registers targetedFailPoint
 from harness.core.errors import HarnessError, TestFailure
 from harness.core.matching import Mismatch, show
-from harness.core.matching.table import comparator_for
 from harness.core.matching.log_messages import match_log_messages
-from harness.core.model import (NOT_GIVEN, TEST_RUNNER, CollectionData, EventExpectation, LogExpectation, Operation,
-                                SpecTest)
+from harness.core.matching.table import comparator_for
+from harness.core.model import (
+    NOT_GIVEN,
+    TEST_RUNNER,
+    CollectionData,
+    EventExpectation,
+    LogExpectation,
+    Operation,
+    SpecTest,
+)
 from harness.core.observations import DriverOperationError, ErrorInfo, NoChangeWithin
 from harness.core.ports import DriverAdapter, DriverLacksFeature, FailPointError, Target, UnsupportedOperation
 from harness.core.requirements import skip_reason
 from harness.core.verdicts import ERROR, SKIPPED, Verdict
 from harness.engine.failpoint_manager import FailPointManager
-from harness.formats.unified_operations import NESTED_OPERATIONS, TEST_RUNNER as FORMAT_RUNNER_OPERATIONS, any_arguments_of
 from harness.engine.operation_table import TEST_RUNNER_OPERATIONS, test_runner_operation
 from harness.engine.test_context import TestContext
-import harness.engine.runner_operations  # noqa: F401 - registers the unified format's test-runner operations
-import harness.engine.targeted_failpoint  # noqa: F401 - registers targetedFailPoint
+from harness.formats.unified_operations import NESTED_OPERATIONS, any_arguments_of
+from harness.formats.unified_operations import TEST_RUNNER as FORMAT_RUNNER_OPERATIONS
 
 MAJORITY = WriteConcern("majority")
 
@@ -64,9 +72,11 @@ class RunSettings:
 
 
 #: The message of a test refused by ``--require-schema``.
-NO_SCHEMA_MESSAGE = ("{file}: no JSON schema was found for this file's format, so it was loaded unchecked, and "
-                     "--require-schema asks for one (give its folder with HARNESS_UNIFIED_SCHEMA_DIR, or fetch "
-                     "git:https://github.com/mongodb/specifications@COMMIT#source/unified-test-format)")
+NO_SCHEMA_MESSAGE = (
+    "{file}: no JSON schema was found for this file's format, so it was loaded unchecked, and "
+    "--require-schema asks for one (give its folder with HARNESS_UNIFIED_SCHEMA_DIR, or fetch "
+    "git:https://github.com/mongodb/specifications@COMMIT#source/unified-test-format)"
+)
 
 
 @test_runner_operation("wait")
@@ -93,10 +103,16 @@ def _fail_point(context: TestContext, operation: Operation) -> None:
 class SpecRunner:
     """Runs tests one after another on one started target with one driver."""
 
-    def __init__(self, target: Target, driver: DriverAdapter, failpoints: FailPointManager,
-                 settings: RunSettings | None = None, driver_uri: str | None = None,
-                 skip_rules: list[Callable[[SpecTest, Any], str | None]] | None = None,
-                 driver_routes: list[Callable[[SpecTest, Any, str], Any]] | None = None) -> None:
+    def __init__(
+        self,
+        target: Target,
+        driver: DriverAdapter,
+        failpoints: FailPointManager,
+        settings: RunSettings | None = None,
+        driver_uri: str | None = None,
+        skip_rules: list[Callable[[SpecTest, Any], str | None]] | None = None,
+        driver_routes: list[Callable[[SpecTest, Any, str], Any]] | None = None,
+    ) -> None:
         self.target = target
         self.driver = driver
         self.failpoints = failpoints
@@ -119,7 +135,8 @@ class SpecRunner:
         if self.settings.require_schema and test.schema == "none":
             return Verdict(ERROR, NO_SCHEMA_MESSAGE.format(file=test.file))
         reason = skip_reason(test, self.target) or next(
-            filter(None, (rule(test, self.target) for rule in self.skip_rules)), None)
+            filter(None, (rule(test, self.target) for rule in self.skip_rules)), None
+        )
         return Verdict(SKIPPED, reason) if reason else None
 
     def case(self, test: SpecTest) -> TestContext:
@@ -135,13 +152,15 @@ class SpecRunner:
             fast = self.driver.fast_heartbeat_ms is not None and wants_fast_heartbeats(test)
             if fast:
                 context.details["fast_heartbeat_ms"] = self.driver.fast_heartbeat_ms
-            route = next(filter(None, (route_for(test, self.target, self.driver_uri)
-                                       for route_for in self.driver_routes)), None)
+            route = next(
+                filter(None, (route_for(test, self.target, self.driver_uri) for route_for in self.driver_routes)), None
+            )
             if route is not None:
                 context.closers.append(route.close)  # closed with the test, even if opening the scope fails
             uri = route.uri if route is not None else self.driver_uri
-            context.scope = self.driver.open_scope(uri, iteration_timeout_s=self.settings.iteration_timeout_s,
-                                                   fast_heartbeats=fast)
+            context.scope = self.driver.open_scope(
+                uri, iteration_timeout_s=self.settings.iteration_timeout_s, fast_heartbeats=fast
+            )
         for entity in test.entities:
             try:
                 context.scope.create_entity(entity)
@@ -151,8 +170,9 @@ class SpecRunner:
         comparator = comparator_for(test.comparator)
         if test.expect_error is not None:
             if error is None:
-                raise TestFailure(f"result.error: expected an error matching {show(test.expect_error)}, "
-                                  "but no operation raised one")
+                raise TestFailure(
+                    f"result.error: expected an error matching {show(test.expect_error)}, but no operation raised one"
+                )
             found = comparator.match_error(test.expect_error, error, "result.error", context.scope)
             if found:
                 raise TestFailure(_describe("error does not match", found, error=error), found)
@@ -193,7 +213,9 @@ class SpecRunner:
                 return error
         return None
 
-    def _run_one(self, context: TestContext, operation: Operation, label: str, in_callback: bool = False) -> ErrorInfo | None:
+    def _run_one(
+        self, context: TestContext, operation: Operation, label: str, in_callback: bool = False
+    ) -> ErrorInfo | None:
         """Run one operation and check its result or error as soon as it is known.
 
         Returns the error only when the test expects one at test level (legacy). In a callback
@@ -213,19 +235,24 @@ class SpecRunner:
             if operation.expect_error is not None:
                 found = comparator.match_error(operation.expect_error, exc.info, f"{label}.expectError", scope)
                 if found:
-                    raise TestFailure(_describe(f"{label}: {operation.name} raised the wrong error", found,
-                                                error=exc.info), found) from exc
+                    raise TestFailure(
+                        _describe(f"{label}: {operation.name} raised the wrong error", found, error=exc.info), found
+                    ) from exc
             elif not operation.ignore_result_and_error and not in_callback:
-                raise TestFailure(f"{label}: {operation.name} raised an unexpected error: {exc.info.describe()}") from exc
+                raise TestFailure(
+                    f"{label}: {operation.name} raised an unexpected error: {exc.info.describe()}"
+                ) from exc
             if in_callback:
-                raise exc.info.exception or exc
+                raise exc.info.exception or exc  # noqa: B904 - the driver's own exception, unchanged, for its retry loop
             return None
         except NoChangeWithin as exc:
             expected = "" if operation.expect_result is NOT_GIVEN else f"; expected {show(operation.expect_result)}"
             raise TestFailure(f"{label}: {exc}{expected}") from exc
         if operation.expect_error is not None:
-            raise TestFailure(f"{label}: {operation.name} was expected to raise an error matching "
-                              f"{show(operation.expect_error)}, but returned {show(result)}")
+            raise TestFailure(
+                f"{label}: {operation.name} was expected to raise an error matching "
+                f"{show(operation.expect_error)}, but returned {show(result)}"
+            )
         if operation.save_result_as_entity:
             scope.set_entity(operation.save_result_as_entity, result)
         if operation.expect_result is not NOT_GIVEN and not operation.ignore_result_and_error:
@@ -239,7 +266,7 @@ class SpecRunner:
         function in its place that runs them through this runner, checked as any others."""
         key = NESTED_OPERATIONS.get(operation.name)
         inner = operation.arguments.get(key) if key else None
-        if not isinstance(inner, list):
+        if key is None or not isinstance(inner, list):
             return operation
 
         def callback() -> None:
@@ -269,15 +296,17 @@ class SpecRunner:
         assert self.target.admin is not None
         namespace = f"{expected.database}.{expected.collection}"
         collection = self.target.admin[expected.database].get_collection(
-            expected.collection, read_preference=ReadPreference.PRIMARY, read_concern=ReadConcern("local"))
+            expected.collection, read_preference=ReadPreference.PRIMARY, read_concern=ReadConcern("local")
+        )
         try:
             actual = list(collection.find({}, sort=[("_id", 1)]))
         except PyMongoError as exc:
             raise HarnessError(f"could not read {namespace} to check its contents: {exc}") from exc
         if [_exact(d) for d in actual] != [_exact(d) for d in expected.documents]:
             mismatch = Mismatch(f"outcome {namespace}", expected.documents, actual, "collection contents differ")
-            raise TestFailure(_describe(f"outcome: {namespace} does not hold the expected documents", [mismatch]),
-                              [mismatch])
+            raise TestFailure(
+                _describe(f"outcome: {namespace} does not hold the expected documents", [mismatch]), [mismatch]
+            )
 
     def _check_events(self, context: TestContext, expectation: EventExpectation) -> None:
         assert context.scope is not None
@@ -293,19 +322,25 @@ class SpecRunner:
         for index, expected in enumerate(expectation.events):
             path = f"{label}[{index}]"
             if index >= len(observed):
-                raise TestFailure(f"{path}: expected {show(expected)}, but {expectation.client} published only "
-                                  f"{len(observed)} event(s): {_event_list(observed)}")
+                raise TestFailure(
+                    f"{path}: expected {show(expected)}, but {expectation.client} published only "
+                    f"{len(observed)} event(s): {_event_list(observed)}"
+                )
             found = comparator.match_event(expected, observed[index], path, context.scope)
             if found:
                 sent = observed[index]
-                raise TestFailure(_describe(f"{path}: event does not match", found)
-                                  + f"\n  observed {sent.summary()}: {show(sent.command or sent.reply or sent.new_description, 600)}"
-                                  + f"\n  all events: {_event_list(observed)}", found)
+                raise TestFailure(
+                    _describe(f"{path}: event does not match", found)
+                    + f"\n  observed {sent.summary()}: {show(sent.command or sent.reply or sent.new_description, 600)}"
+                    + f"\n  all events: {_event_list(observed)}",
+                    found,
+                )
         if not expectation.ignore_extra_events and len(observed) > len(expectation.events):
-            extra = observed[len(expectation.events):]
-            raise TestFailure(f"{label}: {len(extra)} unexpected extra event(s) after the expected "
-                              f"{len(expectation.events)}: {_event_list(extra)}")
-
+            extra = observed[len(expectation.events) :]
+            raise TestFailure(
+                f"{label}: {len(extra)} unexpected extra event(s) after the expected "
+                f"{len(expectation.events)}: {_event_list(extra)}"
+            )
 
     def _check_log_messages(self, context: TestContext, expectation: LogExpectation) -> None:
         """``expectLogMessages``: the client's structured log messages, by the unified format's rules."""
@@ -316,8 +351,11 @@ class SpecRunner:
         observed = read(expectation.client)
         found = match_log_messages(expectation, observed, expectation.label, context.scope)
         if found:
-            raise TestFailure(_describe(f"{expectation.label}: log messages of {expectation.client} do not match",
-                                        found) + f"\n  observed: {[m.summary() for m in observed]}", found)
+            raise TestFailure(
+                _describe(f"{expectation.label}: log messages of {expectation.client} do not match", found)
+                + f"\n  observed: {[m.summary() for m in observed]}",
+                found,
+            )
 
 
 def _all_operations(operations: list[Operation]) -> Iterator[Operation]:
@@ -337,10 +375,15 @@ def _unimplemented_runner_operation(test: SpecTest) -> Verdict | None:
         if operation.object != TEST_RUNNER or operation.name in TEST_RUNNER_OPERATIONS:
             continue
         if operation.name in FORMAT_RUNNER_OPERATIONS:
-            return Verdict(SKIPPED, f"{operation.label}: the test-runner operation {operation.name} is not "
-                                    "implemented by this runner")
-        return Verdict(ERROR, f"{test.file}: {operation.label}: unknown test-runner operation {operation.name!r} "
-                              f"(known: {sorted(TEST_RUNNER_OPERATIONS)})")
+            return Verdict(
+                SKIPPED,
+                f"{operation.label}: the test-runner operation {operation.name} is not implemented by this runner",
+            )
+        return Verdict(
+            ERROR,
+            f"{test.file}: {operation.label}: unknown test-runner operation {operation.name!r} "
+            f"(known: {sorted(TEST_RUNNER_OPERATIONS)})",
+        )
     return None
 
 
@@ -362,8 +405,9 @@ def wants_fast_heartbeats(test: SpecTest) -> bool:
     for op in test.operations:
         if op.object == TEST_RUNNER and op.name == "createEntities":
             clients += [e for e in op.arguments.get("entities", []) if getattr(e, "kind", None) == "client"]
-    return not any(k.lower() == "heartbeatfrequencyms" for client in clients
-                   for k in client.options.get("uriOptions", {}))
+    return not any(
+        k.lower() == "heartbeatfrequencyms" for client in clients for k in client.options.get("uriOptions", {})
+    )
 
 
 def _exact(document: Any) -> str:

@@ -52,8 +52,9 @@ def _only_server(uri: str) -> tuple[str, int] | None:
 def manager_for(context: TestContext, address: tuple[str, int]) -> FailPointManager:
     """The run's manager when ``address`` is where the run's clients go; else a direct one for this test."""
     if _only_server(context.runner.driver_uri) == address:
-        return context.runner.failpoints
-    managers = context.direct_failpoints
+        run_manager: FailPointManager = context.runner.failpoints
+        return run_manager
+    managers: dict[tuple[str, int], FailPointManager] = context.direct_failpoints
     if address not in managers:
         backend = DirectServer(address)
         managers[address] = manager = FailPointManager(backend)
@@ -75,11 +76,15 @@ def targeted_fail_point(context: TestContext, operation: Operation) -> None:
         raise HarnessError(f"{operation.label}: targetedFailPoint needs a 'failPoint' document and a 'session'")
     ask = getattr(context.scope, "session_pinned_address", None)
     if ask is None:
-        raise DriverLacksFeature(f"{operation.label}: the driver adapter cannot tell which server a session is pinned to")
+        raise DriverLacksFeature(
+            f"{operation.label}: the driver adapter cannot tell which server a session is pinned to"
+        )
     address = ask(session)
     if address is None:
-        raise HarnessError(f"{operation.label}: targetedFailPoint: session {session!r} is not pinned to a server "
-                           "(the unified format: the runner must error)")
+        raise HarnessError(
+            f"{operation.label}: targetedFailPoint: session {session!r} is not pinned to a server "
+            "(the unified format: the runner must error)"
+        )
     address = (str(address[0]), int(address[1]))
     try:
         with context.guarded():  # never after teardown: the next test would inherit the point

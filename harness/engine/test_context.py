@@ -40,4 +40,4 @@ class TestContext(Case):
         return problems
 
 
-TestContext.__test__ = False  # type: ignore[attr-defined]  # not a pytest test class, despite its name
+TestContext.__test__ = False  # not a pytest test class, despite its name

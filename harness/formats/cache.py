@@ -56,7 +56,7 @@ def get(kind: str, entry: str) -> Any:
     try:
         with open(cache_dir() / "specs" / kind / entry, "rb") as handle:
             return pickle.load(handle)
-    except Exception:  # noqa: BLE001 - a missing, torn or foreign entry is a miss
+    except Exception:
         return MISSING
 
 

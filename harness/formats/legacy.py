@@ -17,6 +17,7 @@ unified-shaped model as follows:
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from harness.core.model import (
@@ -39,14 +40,33 @@ CHANGE_STREAM = "changeStream"
 _OPERATION_NAMES = {"drop": ("dropCollection", "database")}
 
 _TEST_KEYS = {
-    "description", "minServerVersion", "maxServerVersion", "failPoint", "target", "topology",
-    "changeStreamPipeline", "changeStreamOptions", "operations", "expectations", "result",
+    "description",
+    "minServerVersion",
+    "maxServerVersion",
+    "failPoint",
+    "target",
+    "topology",
+    "changeStreamPipeline",
+    "changeStreamOptions",
+    "operations",
+    "expectations",
+    "result",
 }
 _TARGETS = ("collection", "database", "client")
 
 
 class LegacyFormatError(ValueError):
     """A legacy test that does not follow the format; the message names the key."""
+
+
+@dataclass(frozen=True)
+class _Names:
+    """A legacy file's top-level names, once the two required ones are known to be strings."""
+
+    database: str
+    collection: str
+    database2: Any
+    collection2: Any
 
 
 def is_legacy_document(data: Any) -> bool:
@@ -57,10 +77,11 @@ def load_legacy(file: str, data: dict[str, Any], lines: list[int | None]) -> lis
     """Every test of one legacy file; a malformed test becomes a test with ``load_error``."""
     names = {k: data.get(k) for k in ("database_name", "collection_name", "database2_name", "collection2_name")}
     missing = [k for k in ("database_name", "collection_name") if not isinstance(names[k], str)]
-    tests = data.get("tests")
-    if missing or not isinstance(tests, list):
+    tests, database, collection = data.get("tests"), names["database_name"], names["collection_name"]
+    if missing or not isinstance(tests, list) or not isinstance(database, str) or not isinstance(collection, str):
         problem = f"missing or mistyped top-level key(s): {', '.join(missing) or 'tests'}"
         return [SpecTest(file=file, format=FORMAT, description="<file>", comparator="legacy", load_error=problem)]
+    checked = _Names(database, collection, names["database2_name"], names["collection2_name"])
     loaded = []
     for index, raw in enumerate(tests):
         line = lines[index] if index < len(lines) else None
@@ -68,12 +89,16 @@ def load_legacy(file: str, data: dict[str, Any], lines: list[int | None]) -> lis
         if not isinstance(description, str):
             description = f"<tests[{index}]>"
         try:
-            loaded.append(_load_test(file, raw, names, line))
+            loaded.append(_load_test(file, raw, checked, line))
         except LegacyFormatError as exc:
             where = f" (line {line})" if line else ""
             loaded.append(
                 SpecTest(
-                    file=file, format=FORMAT, description=description, comparator="legacy", line=line,
+                    file=file,
+                    format=FORMAT,
+                    description=description,
+                    comparator="legacy",
+                    line=line,
                     load_error=f"{file}{where}: test {description!r}: {exc}",
                 )
             )
@@ -90,7 +115,7 @@ def _expect(raw: dict[str, Any], key: str, kind: type | tuple[type, ...], defaul
     return value
 
 
-def _load_test(file: str, raw: Any, names: dict[str, str | None], line: int | None) -> SpecTest:
+def _load_test(file: str, raw: Any, names: _Names, line: int | None) -> SpecTest:
     if not isinstance(raw, dict):
         raise LegacyFormatError(f"a test must be a mapping, got {type(raw).__name__}")
     unknown = sorted(set(raw) - _TEST_KEYS)
@@ -113,8 +138,8 @@ def _load_test(file: str, raw: Any, names: dict[str, str | None], line: int | No
         max_server_version=_version(raw, "maxServerVersion"),
         topologies=tuple(topology) if topology else None,
     )
-    db, coll = names["database_name"], names["collection_name"]
-    db2, coll2 = names["database2_name"], names["collection2_name"]
+    db, coll = names.database, names.collection
+    db2, coll2 = names.database2, names.collection2
     fail_point = _expect(raw, "failPoint", dict)
 
     operations: list[Operation] = []
@@ -151,8 +176,13 @@ def _load_test(file: str, raw: Any, names: dict[str, str | None], line: int | No
         initial_data=collections,
         operations=operations,
         expect_error=error,
-        expect_events=[EventExpectation(WATCHER, events, ignore_extra_events=True, skip_commands=("killCursors",),
-                                        label="expectations")] if events else [],
+        expect_events=[
+            EventExpectation(
+                WATCHER, events, ignore_extra_events=True, skip_commands=("killCursors",), label="expectations"
+            )
+        ]
+        if events
+        else [],
         uses_failpoints=fail_point is not None,
     )
 
@@ -166,8 +196,9 @@ def _entities(db: str, coll: str) -> dict[str, EntitySpec]:
     # One mongos for both clients: fail points only work when configureFailPoint and
     # the failing commands go to the same mongos (legacy README, "Spec Test Runner").
     return {
-        WATCHER: EntitySpec("client", WATCHER, {"observeEvents": ["commandStartedEvent"],
-                                                "useMultipleMongoses": False}),
+        WATCHER: EntitySpec(
+            "client", WATCHER, {"observeEvents": ["commandStartedEvent"], "useMultipleMongoses": False}
+        ),
         "database": EntitySpec("database", "database", {"client": WATCHER, "databaseName": db}),
         "collection": EntitySpec("collection", "collection", {"database": "database", "collectionName": coll}),
         GLOBAL_CLIENT: EntitySpec("client", GLOBAL_CLIENT, {"useMultipleMongoses": False}),
@@ -194,6 +225,7 @@ def _operation(raw: Any, index: int, entities: dict[str, EntitySpec]) -> Operati
     for key, value in (("name", name), ("database", db), ("collection", coll)):
         if not isinstance(value, str):
             raise LegacyFormatError(f"{label}.{key} must be a string, got {value!r}")
+    assert isinstance(name, str)  # checked just above; for the type checker
     arguments = _expect(raw, "arguments", dict, {})
     db_id, coll_id = f"{GLOBAL_CLIENT}/{db}", f"{GLOBAL_CLIENT}/{db}.{coll}"
     entities.setdefault(db_id, EntitySpec("database", db_id, {"client": GLOBAL_CLIENT, "databaseName": db}))
@@ -208,7 +240,7 @@ def _event(raw: Any, index: int) -> dict[str, Any]:
     """``{command_started_event: {command_name: ...}}`` -> ``{commandStartedEvent: {commandName: ...}}``."""
     if not isinstance(raw, dict) or len(raw) != 1:
         raise LegacyFormatError(f"expectations[{index}] must be a mapping with one event key")
-    (kind, body), = raw.items()
+    ((kind, body),) = raw.items()
     if kind != "command_started_event" or not isinstance(body, dict):
         raise LegacyFormatError(f"expectations[{index}]: unsupported event {kind!r}")
     renamed = {"command_name": "commandName", "database_name": "databaseName"}

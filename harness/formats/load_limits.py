@@ -101,8 +101,9 @@ class LoadBudget:
         if self.nodes > MAX_NODES:
             raise LoadLimitExceeded(f"more than {MAX_NODES} nodes after alias expansion (limit {MAX_NODES})")
         if self.text > MAX_TEXT_BYTES:
-            raise LoadLimitExceeded(f"more than {MAX_TEXT_BYTES} bytes of text after alias expansion "
-                                    f"(limit {MAX_TEXT_BYTES})")
+            raise LoadLimitExceeded(
+                f"more than {MAX_TEXT_BYTES} bytes of text after alias expansion (limit {MAX_TEXT_BYTES})"
+            )
         if self.nodes >= self._next_check:
             self._next_check = self.nodes + _CHECK_EVERY
             self.check_time()

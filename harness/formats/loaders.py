@@ -19,7 +19,7 @@ from harness.formats import unified as unified_loader
 from harness.formats.spec_reader import SpecFileError, discover_spec_files, read_spec_file
 
 Recognise = Callable[[Any], bool]
-Load = Callable[[str, Any, list], list[SpecTest]]
+Load = Callable[[str, Any, list[int | None]], list[SpecTest]]
 
 FORMAT_LOADERS: list[tuple[str, Recognise, Load]] = [
     ("legacy", legacy_loader.is_legacy_document, legacy_loader.load_legacy),
@@ -56,4 +56,3 @@ def load_paths(paths: list[Path]) -> list[SpecTest]:
         for path in files:
             tests.extend(load_file(path))
     return tests
-

@@ -39,8 +39,10 @@ PIN_ERROR = "<pin>"
 #: The description every loader gives the one error test of a file that does not load at all: it counts as
 #: no test (the file's pin says how many it should hold).
 WHOLE_FILE_ERROR = "<file>"
-HEADER = ("# Pinned corpus (docs/pins.md): each spec file's SHA-256 and how many tests the harness loads from it.\n"
-          "# Written by: harness specs pin {source}\n")
+HEADER = (
+    "# Pinned corpus (docs/pins.md): each spec file's SHA-256 and how many tests the harness loads from it.\n"
+    "# Written by: harness specs pin {source}\n"
+)
 
 
 class PinFileError(Exception):
@@ -132,11 +134,14 @@ def file_statuses(tests: list[Any], index: PinIndex) -> dict[str, str]:
 
 
 def _pin_error(first: SpecTest, loaded: int, pin: PinnedFile) -> SpecTest:
-    message = (f"{first.file}: the loaders made {loaded} test(s) of it, but its pin says {pin.tests} "
-               f"(specs/pins/{pin.manifest}.yml: {pin.path}, the same SHA-256 {pin.sha256[:12]}): a loader dropped "
-               f"or added tests. If the loaders changed on purpose, refresh the pin: harness specs pin {pin.source}")
-    return SpecTest(file=first.file, format=first.format, description=PIN_ERROR, comparator=first.comparator,
-                    load_error=message)
+    message = (
+        f"{first.file}: the loaders made {loaded} test(s) of it, but its pin says {pin.tests} "
+        f"(specs/pins/{pin.manifest}.yml: {pin.path}, the same SHA-256 {pin.sha256[:12]}): a loader dropped "
+        f"or added tests. If the loaders changed on purpose, refresh the pin: harness specs pin {pin.source}"
+    )
+    return SpecTest(
+        file=first.file, format=first.format, description=PIN_ERROR, comparator=first.comparator, load_error=message
+    )
 
 
 # -- manifests ----------------------------------------------------------------------------------------
@@ -155,8 +160,9 @@ def pin_entries(root: Path, leave_out: Iterable[Path] = ()) -> dict[str, dict[st
     return entries
 
 
-def write_manifest(path: Path, source: str, origin: dict[str, Any], folder: str,
-                   entries: dict[str, dict[str, Any]]) -> None:
+def write_manifest(
+    path: Path, source: str, origin: dict[str, Any], folder: str, entries: dict[str, dict[str, Any]]
+) -> None:
     body = {"source": source, "origin": origin, "folder": folder, "files": entries}
     text = yaml.safe_dump(body, sort_keys=False, default_flow_style=None, width=200, allow_unicode=True)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -176,8 +182,16 @@ def read_manifest(path: Path) -> list[PinnedFile]:
         entry = entry if isinstance(entry, dict) else {}
         if not (isinstance(entry.get("sha256"), str) and isinstance(entry.get("tests"), int)):
             raise PinFileError(f"{path}: files[{name!r}] needs 'sha256' (text) and 'tests' (a whole number)")
-        pins.append(PinnedFile(path.stem, str(data.get("source", "")), str(name), str(data.get("folder", "")),
-                               entry["sha256"], entry["tests"]))
+        pins.append(
+            PinnedFile(
+                path.stem,
+                str(data.get("source", "")),
+                str(name),
+                str(data.get("folder", "")),
+                entry["sha256"],
+                entry["tests"],
+            )
+        )
     return pins
 
 

@@ -27,8 +27,21 @@ TEST_MAPPING = COVERAGE_DIR / "test-rules.yml"
 
 LEVELS = ("MUST", "SHOULD")
 WORDINGS = ("normative", "descriptive")
-_RULE_KEYS = {"id", "level", "section", "field", "driver_side", "wording", "anchors", "cue", "paraphrase",
-              "not_checkable", "source", "note", "checks"}
+_RULE_KEYS = {
+    "id",
+    "level",
+    "section",
+    "field",
+    "driver_side",
+    "wording",
+    "anchors",
+    "cue",
+    "paraphrase",
+    "not_checkable",
+    "source",
+    "note",
+    "checks",
+}
 _MAPPING_KEYS = {"test", "match", "except", "checks", "exercises", "note"}
 
 
@@ -91,12 +104,20 @@ def load_catalogue(path: Path, name: str, *, driver_side_default: bool = True) -
         unknown = sorted(set(entry) - _RULE_KEYS)
         if unknown:
             catalogue.problems.append(f"{where}: keys not understood, ignored: {', '.join(unknown)}")
-        catalogue.rules.append(Rule(
-            id=rule_id, level=level, section=str(entry.get("section") or entry.get("source") or ""),
-            paraphrase=str(entry.get("paraphrase") or ""),
-            driver_side=bool(entry.get("driver_side", driver_side_default)), wording=wording,
-            anchors=tuple(anchors), cue=str(entry.get("cue") or ""),
-            not_checkable=str(entry.get("not_checkable") or ""), catalogue=name))
+        catalogue.rules.append(
+            Rule(
+                id=rule_id,
+                level=level,
+                section=str(entry.get("section") or entry.get("source") or ""),
+                paraphrase=str(entry.get("paraphrase") or ""),
+                driver_side=bool(entry.get("driver_side", driver_side_default)),
+                wording=wording,
+                anchors=tuple(anchors),
+                cue=str(entry.get("cue") or ""),
+                not_checkable=str(entry.get("not_checkable") or ""),
+                catalogue=name,
+            )
+        )
     return catalogue
 
 
@@ -125,8 +146,10 @@ def load_mapping(path: Path | None = None) -> RuleIndex:
             raise RuleFileError(f"{where}: give exactly one of 'test' (a test id) or 'match' (a pattern)")
         unknown = sorted(set(entry) - _MAPPING_KEYS)
         if unknown:
-            raise RuleFileError(f"{where} ({test or match}): unknown keys {', '.join(unknown)}; "
-                                f"known: {', '.join(sorted(_MAPPING_KEYS))}")
+            raise RuleFileError(
+                f"{where} ({test or match}): unknown keys {', '.join(unknown)}; "
+                f"known: {', '.join(sorted(_MAPPING_KEYS))}"
+            )
         lists = {}
         for key in ("checks", "exercises", "except"):
             value = entry.get(key) or []
@@ -136,9 +159,17 @@ def load_mapping(path: Path | None = None) -> RuleIndex:
         for rule_id in lists["checks"] + lists["exercises"]:
             if not RULE_ID.match(rule_id):
                 raise RuleFileError(f"{where} ({test or match}): {rule_id!r} is not a rule id")
-        entries.append(TestRules(checks=lists["checks"], exercises=lists["exercises"], test=test or "",
-                                 match=match or "", exclude=lists["except"], note=str(entry.get("note") or ""),
-                                 where=where))
+        entries.append(
+            TestRules(
+                checks=lists["checks"],
+                exercises=lists["exercises"],
+                test=test or "",
+                match=match or "",
+                exclude=lists["except"],
+                note=str(entry.get("note") or ""),
+                where=where,
+            )
+        )
     return RuleIndex(entries)
 
 

@@ -118,10 +118,15 @@ def _assertion(entry: Any, trace: Mapping[str, Any], where: str) -> TracedAssert
     if role not in ROLES:
         raise RuleFileError(f"{where}: role is one of {', '.join(ROLES)}, got {role!r}")
     return TracedAssertion(
-        that=_text(entry, "that", where), rule=_rule(entry, where), level=_level(entry, where), role=role,
+        that=_text(entry, "that", where),
+        rule=_rule(entry, where),
+        level=_level(entry, where),
+        role=role,
         server=_text(entry, "server", where, trace.get("server")),
         topology=_text(entry, "topology", where, trace.get("topology")),
-        sent=_text(entry, "sent", where), note=str(entry.get("note") or ""))
+        sent=_text(entry, "sent", where),
+        note=str(entry.get("note") or ""),
+    )
 
 
 def _test_trace(entry: Any, where: str) -> TestTrace:
@@ -132,8 +137,13 @@ def _test_trace(entry: Any, where: str) -> TestTrace:
     asserts = entry.get("asserts")
     if not isinstance(asserts, list) or not asserts:
         raise RuleFileError(f"{where}: 'asserts' is a non-empty list")
-    return TestTrace(test=entry["test"], where=where, asserts=tuple(
-        _assertion(item, entry, f"{where}: assertion {number}") for number, item in enumerate(asserts, start=1)))
+    return TestTrace(
+        test=entry["test"],
+        where=where,
+        asserts=tuple(
+            _assertion(item, entry, f"{where}: assertion {number}") for number, item in enumerate(asserts, start=1)
+        ),
+    )
 
 
 def _deviation(entry: Any, where: str) -> DeviationTrace:
@@ -142,10 +152,17 @@ def _deviation(entry: Any, where: str) -> DeviationTrace:
     where = f"{where} ({entry['expected']})"
     _unknown_keys(entry, _DEVIATION_KEYS, where)
     return DeviationTrace(
-        expected=entry["expected"], file=_text(entry, "file", where), rule=_rule(entry, where),
-        level=_level(entry, where), fails=_text(entry, "fails", where), server=_text(entry, "server", where),
-        topology=_text(entry, "topology", where), sent=_text(entry, "sent", where), why=_text(entry, "why", where),
-        where=where)
+        expected=entry["expected"],
+        file=_text(entry, "file", where),
+        rule=_rule(entry, where),
+        level=_level(entry, where),
+        fails=_text(entry, "fails", where),
+        server=_text(entry, "server", where),
+        topology=_text(entry, "topology", where),
+        sent=_text(entry, "sent", where),
+        why=_text(entry, "why", where),
+        where=where,
+    )
 
 
 def load_traces(path: Path | None = None) -> Traces:
@@ -163,12 +180,17 @@ def load_traces(path: Path | None = None) -> Traces:
         if trace.test in seen:
             raise RuleFileError(f"{trace.where}: the test is traced twice")
         seen.add(trace.test)
-    return Traces(tests=tests, deviations=tuple(
-        _deviation(entry, f"{path}: deviation {number}") for number, entry in enumerate(deviations, 1)))
+    return Traces(
+        tests=tests,
+        deviations=tuple(
+            _deviation(entry, f"{path}: deviation {number}") for number, entry in enumerate(deviations, 1)
+        ),
+    )
 
 
-def trace_problems(traces: Traces, rules: Iterable[Rule], tests: Mapping[str, Iterable[str]],
-                   expected: Iterable[tuple[str, str]]) -> list[str]:
+def trace_problems(
+    traces: Traces, rules: Iterable[Rule], tests: Mapping[str, Iterable[str]], expected: Iterable[tuple[str, str]]
+) -> list[str]:
     """What does not line up, one line each (``[]`` when everything does).
 
     ``rules``: every catalogue's rules; ``tests``: each scenario's test id and the rule ids its description
@@ -183,8 +205,11 @@ def trace_problems(traces: Traces, rules: Iterable[Rule], tests: Mapping[str, It
             problems.append(f"{trace.where}: no scenario has this test id")
             continue
         checked = {a.rule for a in trace.asserts if a.role == "check"}
-        problems += [f"{trace.where}: names {rule} but no assertion checks it"
-                     for rule in tests[trace.test] if rule not in checked]
+        problems += [
+            f"{trace.where}: names {rule} but no assertion checks it"
+            for rule in tests[trace.test]
+            if rule not in checked
+        ]
         for number, assertion in enumerate(trace.asserts, start=1):
             where = f"{trace.where}: assertion {number}"
             problems += _assertion_problems(catalogue.get(assertion.rule), assertion, where)

@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 from bson import json_util
-from bson.json_util import JSONOptions, JSONMode
+from bson.json_util import JSONMode, JSONOptions
 
 from harness.formats import cache, load_limits
 from harness.formats.load_limits import LoadBudget, LoadLimitExceeded
@@ -65,9 +65,12 @@ class _SpecComposer(yaml.composer.Composer):
         if event.__class__ is _ALIAS_EVENT:
             node = _compose_node(self, parent, index)
             if node.end_mark is None:  # the anchor's node is still open: the alias is inside it
-                raise yaml.composer.ComposerError(None, None, f"found an alias (*{event.anchor}) inside its own "
-                                                  "anchor: a spec file cannot refer to itself",
-                                                  event.start_mark)  # type: ignore[arg-type]  # libyaml's Mark too
+                raise yaml.composer.ComposerError(
+                    None,
+                    None,
+                    f"found an alias (*{event.anchor}) inside its own anchor: a spec file cannot refer to itself",
+                    event.start_mark,  # type: ignore[arg-type]  # libyaml's Mark is not yaml.error.Mark
+                )
             nodes, text, height = self._expansion(node)
             self.budget.add_expansion(nodes, text, self._depth + height)
             return node
@@ -95,10 +98,16 @@ class _SpecComposer(yaml.composer.Composer):
         if node.__class__ is _SCALAR_NODE:
             total = (1, len(node.value), 1)
         else:
-            children = [self._expansion(child) for item in node.value
-                        for child in (item if node.__class__ is yaml.MappingNode else (item,))]
-            total = (1 + sum(c[0] for c in children), sum(c[1] for c in children),
-                     1 + max((c[2] for c in children), default=0))
+            children = [
+                self._expansion(child)
+                for item in node.value
+                for child in (item if node.__class__ is yaml.MappingNode else (item,))
+            ]
+            total = (
+                1 + sum(c[0] for c in children),
+                sum(c[1] for c in children),
+                1 + max((c[2] for c in children), default=0),
+            )
         self._expansions[id(node)] = total
         return total
 
@@ -122,6 +131,7 @@ class _SpecYamlLoader(
 
 _FastSpecYamlLoader: Any = None
 if getattr(yaml, "__with_libyaml__", False):
+
     class _FastSpecYamlLoader(  # type: ignore[no-redef]
         _SpecComposer,
         yaml._yaml.CParser,

@@ -25,11 +25,18 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
+from typing import Any
 
 #: Keyword -> level. Longest first, so "MUST NOT" is seen before "MUST".
 KEYWORD_LEVELS = {
-    "MUST NOT": "MUST", "MUST": "MUST", "SHALL NOT": "MUST", "SHALL": "MUST", "REQUIRED": "MUST",
-    "SHOULD NOT": "SHOULD", "SHOULD": "SHOULD", "RECOMMENDED": "SHOULD",
+    "MUST NOT": "MUST",
+    "MUST": "MUST",
+    "SHALL NOT": "MUST",
+    "SHALL": "MUST",
+    "REQUIRED": "MUST",
+    "SHOULD NOT": "SHOULD",
+    "SHOULD": "SHOULD",
+    "RECOMMENDED": "SHOULD",
 }
 LEVEL_ORDER = ("MUST", "SHOULD")
 _KEYWORD = re.compile(r"\b(" + "|".join(re.escape(k) for k in KEYWORD_LEVELS) + r")\b")
@@ -39,9 +46,14 @@ _QUOTED_KEYWORD = re.compile(r"[\"'](" + "|".join(re.escape(k) for k in KEYWORD_
 #: Whom a statement binds, by what the sentence itself says; first match wins, else ``driver``.
 SCOPE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("docs", re.compile(r"\b(MUST|SHOULD|SHALL)( NOT)? (document|state)\b|\bdocumentation (MUST|SHOULD)")),
-    ("server", re.compile(r"^(?!.*\b(drivers?|implementers?|helpers?|change streams?|users?)\b)"
-                          r"(the|a) (server|mongod|mongos) (will|must|should|shall|returns?|reports?|adds?|sends?)\b",
-                          re.I)),
+    (
+        "server",
+        re.compile(
+            r"^(?!.*\b(drivers?|implementers?|helpers?|change streams?|users?)\b)"
+            r"(the|a) (server|mongod|mongos) (will|must|should|shall|returns?|reports?|adds?|sends?)\b",
+            re.I,
+        ),
+    ),
 )
 
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
@@ -119,13 +131,13 @@ def scope_of(sentence: str) -> str:
 _DECLARATION = re.compile(r"^\s*(?:(?:public|private|protected|readonly|static)\s+)*([A-Za-z_$][\w$]*)\s*[:(?]")
 
 
-def _paragraphs(text: str) -> list[list]:
+def _paragraphs(text: str) -> list[list[Any]]:
     """[line, heading trail, paragraph text, field]: prose, list items and code-block comments, no tables.
 
     ``field`` is, for a comment in a code block, the name declared on the first code line after it.
     """
-    out: list[list] = []
-    pending: list[list] = []
+    out: list[list[Any]] = []
+    pending: list[list[Any]] = []
     trail: list[tuple[int, str]] = []
     current: list[str] = []
     start = 0
@@ -156,7 +168,7 @@ def _paragraphs(text: str) -> list[list]:
                     pending.clear()
                 continue
             body = _COMMENT_LINE.sub("", line, count=1).strip().rstrip("/").rstrip("*").strip()
-            if not body or body.startswith("@") or body.startswith("-"):
+            if not body or body.startswith(("@", "-")):
                 flush()
                 body = re.sub(r"^@\w+:?\s*|^-\s*", "", body)
             if body:
@@ -196,9 +208,20 @@ def parse_sentences(text: str) -> list[Statement]:
             level, keywords = level_of(sentence)
             anchor = anchor_of(sentence)
             seen[anchor] = occurrence = seen.get(anchor, 0) + 1
-            sentences.append(Statement(section=trail[-1] if trail else "", headings=trail, text=sentence,
-                                       level=level, keywords=keywords, scope=scope_of(sentence), anchor=anchor,
-                                       occurrence=occurrence, line=line, field=declared))
+            sentences.append(
+                Statement(
+                    section=trail[-1] if trail else "",
+                    headings=trail,
+                    text=sentence,
+                    level=level,
+                    keywords=keywords,
+                    scope=scope_of(sentence),
+                    anchor=anchor,
+                    occurrence=occurrence,
+                    line=line,
+                    field=declared,
+                )
+            )
     return sentences
 
 

@@ -76,19 +76,38 @@ def load_unified(file: str, data: dict[str, Any], lines: list[int | None]) -> li
             exc = exc if known else UnifiedFormatError(f"malformed: {exc!r}")
             description = raw.get("description") if isinstance(raw, dict) else None
             named = f" ({description!r})" if description else ""
-            tests.append(SpecTest(file=file, format=FORMAT, description=description or f"<tests[{index}]>",
-                                  comparator=COMPARATOR, line=line, schema=schema,
-                                  load_error=f"{file}: $.tests[{index}]{named}: {exc}"))
+            tests.append(
+                SpecTest(
+                    file=file,
+                    format=FORMAT,
+                    description=description or f"<tests[{index}]>",
+                    comparator=COMPARATOR,
+                    line=line,
+                    schema=schema,
+                    load_error=f"{file}: $.tests[{index}]{named}: {exc}",
+                )
+            )
     return tests
 
 
 def _file_error(file: str, data: Any, problem: str) -> SpecTest:
-    return SpecTest(file=file, format=FORMAT, description="<file>", comparator=COMPARATOR,
-                    load_error=f"{file}: cannot run this unified test file: {problem}")
+    return SpecTest(
+        file=file,
+        format=FORMAT,
+        description="<file>",
+        comparator=COMPARATOR,
+        load_error=f"{file}: cannot run this unified test file: {problem}",
+    )
 
 
-def _test(file: str, raw: dict[str, Any], line: int | None, file_requirements: list[Requirement] | None,
-          entities: list[EntitySpec], initial_data: list[CollectionData]) -> SpecTest:
+def _test(
+    file: str,
+    raw: dict[str, Any],
+    line: int | None,
+    file_requirements: list[Requirement] | None,
+    entities: list[EntitySpec],
+    initial_data: list[CollectionData],
+) -> SpecTest:
     unchecked = sorted(set(raw) & _UNSUPPORTED_TEST_KEYS)
     if unchecked:
         raise UnifiedFormatError(f"{', '.join(unchecked)}: not supported by this runner (it would go unchecked)")
@@ -104,12 +123,14 @@ def _test(file: str, raw: dict[str, Any], line: int | None, file_requirements: l
         requirements=groups,
         skip_reason=raw.get("skipReason"),
         entities=[EntitySpec(e.kind, e.id, dict(e.options)) for e in entities],
-        initial_data=[CollectionData(c.database, c.collection, list(c.documents), dict(c.create_options))
-                      for c in initial_data],
+        initial_data=[
+            CollectionData(c.database, c.collection, list(c.documents), dict(c.create_options)) for c in initial_data
+        ],
         operations=operations,
         expect_events=[_events(e, f"expectEvents[{i}]") for i, e in enumerate(raw.get("expectEvents", []))],
-        expect_log_messages=[_log_messages(e, f"expectLogMessages[{i}]")
-                             for i, e in enumerate(raw.get("expectLogMessages", []))],
+        expect_log_messages=[
+            _log_messages(e, f"expectLogMessages[{i}]") for i, e in enumerate(raw.get("expectLogMessages", []))
+        ],
         expected_data=[_collection_data(c) for c in raw.get("outcome", [])],
         uses_failpoints=any(op.name in ("failPoint", "targetedFailPoint") for op in operations),
     )
@@ -138,15 +159,18 @@ def _requirement(raw: dict[str, Any]) -> Requirement:
 def _entity(raw: dict[str, Any]) -> EntitySpec:
     """``{client: {id: c0, ...}}`` -> ``EntitySpec("client", "c0", {...})``."""
     if not isinstance(raw, dict) or len(raw) != 1:
-        raise UnifiedFormatError(f"an entity must have exactly one type key, got {sorted(raw) if isinstance(raw, dict) else raw!r}")
-    (kind, body), = raw.items()
+        raise UnifiedFormatError(
+            f"an entity must have exactly one type key, got {sorted(raw) if isinstance(raw, dict) else raw!r}"
+        )
+    ((kind, body),) = raw.items()
     options = {k: v for k, v in body.items() if k != "id"}
     return EntitySpec(kind, body["id"], options)
 
 
 def _collection_data(raw: dict[str, Any]) -> CollectionData:
-    return CollectionData(raw["databaseName"], raw["collectionName"], list(raw.get("documents", [])),
-                          dict(raw.get("createOptions", {})))
+    return CollectionData(
+        raw["databaseName"], raw["collectionName"], list(raw.get("documents", [])), dict(raw.get("createOptions", {}))
+    )
 
 
 def _operation(raw: dict[str, Any], label: str) -> Operation:
@@ -155,8 +179,9 @@ def _operation(raw: dict[str, Any], label: str) -> Operation:
         arguments["entities"] = [_entity(e) for e in arguments["entities"]]
     nested = NESTED_OPERATIONS.get(raw["name"])
     if nested and isinstance(arguments.get(nested), list):  # withTransaction's callback: operations the runner runs
-        arguments[nested] = [_operation(op, f"{label}.arguments.{nested}[{i}]")
-                             for i, op in enumerate(arguments[nested])]
+        arguments[nested] = [
+            _operation(op, f"{label}.arguments.{nested}[{i}]") for i, op in enumerate(arguments[nested])
+        ]
     return Operation(
         name=raw["name"],
         object=raw["object"],
@@ -177,7 +202,6 @@ def _events(raw: dict[str, Any], label: str) -> EventExpectation:
         ignore_extra_events=bool(raw.get("ignoreExtraEvents", False)),
         label=label,
     )
-
 
 
 def _log_messages(raw: dict[str, Any], label: str) -> LogExpectation:

@@ -50,21 +50,25 @@ def _check(operation: Operation, kinds: dict[str, str]) -> None:
         if kind in table.ENTITY_OPERATIONS:
             allowed = table.arguments_of(kind, name)
             if allowed is None:
-                raise OperationProblem(f"{label}: unknown operation {name!r} on {kind} entity {operation.object!r}"
-                                       f"{_elsewhere(name)}")
+                raise OperationProblem(
+                    f"{label}: unknown operation {name!r} on {kind} entity {operation.object!r}{_elsewhere(name)}"
+                )
             where = f"{kind} entity {operation.object!r}"
         elif kind is None or kind == "result":
             allowed = table.any_arguments_of(name)
             if allowed is None:
-                raise OperationProblem(f"{label}: unknown operation {name!r} (on {operation.object!r}): "
-                                       "the unified format defines no operation of that name")
+                raise OperationProblem(
+                    f"{label}: unknown operation {name!r} (on {operation.object!r}): "
+                    "the unified format defines no operation of that name"
+                )
             where = f"{operation.object!r}"
         else:  # an entity type the table does not cover (clientEncryption, thread...): nothing to check against
             return
     unknown = table.unknown_arguments(operation.arguments, allowed)
     if unknown:
-        raise OperationProblem(f"{label}: {name} on {where}: unknown argument(s) {unknown} "
-                               f"(it takes {sorted(allowed)})")
+        raise OperationProblem(
+            f"{label}: {name} on {where}: unknown argument(s) {unknown} (it takes {sorted(allowed)})"
+        )
 
 
 def _elsewhere(name: str) -> str:

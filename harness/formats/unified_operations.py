@@ -26,17 +26,63 @@ def _args(*names: str) -> frozenset[str]:
 
 _RW = ("readConcern", "readPreference", "writeConcern")
 _WRITE = ("bypassDocumentValidation", "collation", "hint", "let", "writeConcern")
-_CHANGE_STREAM = _args("pipeline", "batchSize", "collation", "fullDocument", "fullDocumentBeforeChange",
-                       "maxAwaitTimeMS", "resumeAfter", "showExpandedEvents", "startAfter", "startAtOperationTime",
-                       "readConcern", "readPreference")
-_AGGREGATE = _args("pipeline", "allowDiskUse", "batchSize", "bypassDocumentValidation", "collation", "hint", "let",
-                   "maxAwaitTimeMS", "maxTimeMS", *_RW)
-_FIND = _args("filter", "allowDiskUse", "allowPartialResults", "batchSize", "collation", "cursorType", "hint", "let",
-              "limit", "max", "maxAwaitTimeMS", "maxScan", "maxTimeMS", "min", "noCursorTimeout", "oplogReplay",
-              "projection", "returnKey", "showRecordId", "singleBatch", "skip", "snapshot", "sort", "timeoutMode",
-              "readConcern", "readPreference")
-_CURSOR_COMMAND = _args("command", "commandName", "batchSize", "maxTimeMS", "cursorType", "timeoutMode",
-                        "readPreference")
+_CHANGE_STREAM = _args(
+    "pipeline",
+    "batchSize",
+    "collation",
+    "fullDocument",
+    "fullDocumentBeforeChange",
+    "maxAwaitTimeMS",
+    "resumeAfter",
+    "showExpandedEvents",
+    "startAfter",
+    "startAtOperationTime",
+    "readConcern",
+    "readPreference",
+)
+_AGGREGATE = _args(
+    "pipeline",
+    "allowDiskUse",
+    "batchSize",
+    "bypassDocumentValidation",
+    "collation",
+    "hint",
+    "let",
+    "maxAwaitTimeMS",
+    "maxTimeMS",
+    *_RW,
+)
+_FIND = _args(
+    "filter",
+    "allowDiskUse",
+    "allowPartialResults",
+    "batchSize",
+    "collation",
+    "cursorType",
+    "hint",
+    "let",
+    "limit",
+    "max",
+    "maxAwaitTimeMS",
+    "maxScan",
+    "maxTimeMS",
+    "min",
+    "noCursorTimeout",
+    "oplogReplay",
+    "projection",
+    "returnKey",
+    "showRecordId",
+    "singleBatch",
+    "skip",
+    "snapshot",
+    "sort",
+    "timeoutMode",
+    "readConcern",
+    "readPreference",
+)
+_CURSOR_COMMAND = _args(
+    "command", "commandName", "batchSize", "maxTimeMS", "cursorType", "timeoutMode", "readPreference"
+)
 _FIND_AND_MODIFY = ("filter", "collation", "hint", "let", "maxTimeMS", "projection", "sort", "writeConcern")
 
 CLIENT = {
@@ -45,8 +91,7 @@ CLIENT = {
     "listDatabases": _args("filter", "nameOnly", "authorizedDatabases"),
     "listDatabaseNames": _args("filter", "authorizedDatabases"),
     "listDatabaseObjects": _args("filter", "authorizedDatabases"),
-    "clientBulkWrite": _args("models", "ordered", "bypassDocumentValidation", "let", "verboseResults",
-                             "writeConcern"),
+    "clientBulkWrite": _args("models", "ordered", "bypassDocumentValidation", "let", "verboseResults", "writeConcern"),
     "close": _args(),
     "appendMetadata": _args("driverInfoOptions"),
 }
@@ -61,10 +106,26 @@ DATABASE = {
     "runCommand": _args("command", "commandName", "readPreference"),
     "runCursorCommand": _CURSOR_COMMAND,
     "createCommandCursor": _CURSOR_COMMAND,
-    "createCollection": _args("collection", "capped", "size", "max", "storageEngine", "validator", "validationLevel",
-                              "validationAction", "indexOptionDefaults", "viewOn", "pipeline", "collation",
-                              "changeStreamPreAndPostImages", "clusteredIndex", "expireAfterSeconds", "timeseries",
-                              "encryptedFields", "writeConcern"),
+    "createCollection": _args(
+        "collection",
+        "capped",
+        "size",
+        "max",
+        "storageEngine",
+        "validator",
+        "validationLevel",
+        "validationAction",
+        "indexOptionDefaults",
+        "viewOn",
+        "pipeline",
+        "collation",
+        "changeStreamPreAndPostImages",
+        "clusteredIndex",
+        "expireAfterSeconds",
+        "timeseries",
+        "encryptedFields",
+        "writeConcern",
+    ),
     "dropCollection": _args("collection", "encryptedFields", "writeConcern"),
     "modifyCollection": _args("collection", "changeStreamPreAndPostImages", "validator", "index"),
     "dropDatabase": _args("writeConcern"),
@@ -73,8 +134,9 @@ DATABASE = {
 COLLECTION = {
     "aggregate": _AGGREGATE,
     "bulkWrite": _args("requests", "ordered", *_WRITE),
-    "countDocuments": _args("filter", "collation", "hint", "limit", "maxTimeMS", "skip", "readConcern",
-                            "readPreference"),
+    "countDocuments": _args(
+        "filter", "collation", "hint", "limit", "maxTimeMS", "skip", "readConcern", "readPreference"
+    ),
     "estimatedDocumentCount": _args("maxTimeMS", "readConcern", "readPreference"),
     "distinct": _args("fieldName", "filter", "collation", "hint", "maxTimeMS", "readConcern", "readPreference"),
     "find": _FIND,
@@ -90,16 +152,39 @@ COLLECTION = {
     "deleteOne": _args("filter", "collation", "hint", "let", "writeConcern"),
     "deleteMany": _args("filter", "collation", "hint", "let", "writeConcern"),
     "findOneAndDelete": _args(*_FIND_AND_MODIFY),
-    "findOneAndReplace": _args("replacement", "returnDocument", "upsert", "bypassDocumentValidation",
-                               *_FIND_AND_MODIFY),
-    "findOneAndUpdate": _args("update", "arrayFilters", "returnDocument", "upsert", "bypassDocumentValidation",
-                              *_FIND_AND_MODIFY),
+    "findOneAndReplace": _args(
+        "replacement", "returnDocument", "upsert", "bypassDocumentValidation", *_FIND_AND_MODIFY
+    ),
+    "findOneAndUpdate": _args(
+        "update", "arrayFilters", "returnDocument", "upsert", "bypassDocumentValidation", *_FIND_AND_MODIFY
+    ),
     "rename": _args("to", "dropTarget"),
     "drop": _args("encryptedFields", "writeConcern"),
-    "createIndex": _args("keys", "name", "unique", "sparse", "expireAfterSeconds", "hidden", "partialFilterExpression",
-                         "collation", "commitQuorum", "maxTimeMS", "background", "weights", "default_language",
-                         "language_override", "textIndexVersion", "2dsphereIndexVersion", "bits", "min", "max",
-                         "wildcardProjection", "storageEngine", "version", "writeConcern"),
+    "createIndex": _args(
+        "keys",
+        "name",
+        "unique",
+        "sparse",
+        "expireAfterSeconds",
+        "hidden",
+        "partialFilterExpression",
+        "collation",
+        "commitQuorum",
+        "maxTimeMS",
+        "background",
+        "weights",
+        "default_language",
+        "language_override",
+        "textIndexVersion",
+        "2dsphereIndexVersion",
+        "bits",
+        "min",
+        "max",
+        "wildcardProjection",
+        "storageEngine",
+        "version",
+        "writeConcern",
+    ),
     "createIndexes": _args("models", "commitQuorum", "maxTimeMS", "writeConcern"),
     "dropIndex": _args("name", "maxTimeMS", "writeConcern"),
     "dropIndexes": _args("maxTimeMS", "writeConcern"),
@@ -116,8 +201,9 @@ SESSION = {
     "startTransaction": _args("readConcern", "writeConcern", "readPreference", "maxCommitTimeMS", "timeoutMS"),
     "commitTransaction": _args("timeoutMS"),
     "abortTransaction": _args("timeoutMS"),
-    "withTransaction": _args("callback", "readConcern", "writeConcern", "readPreference", "maxCommitTimeMS",
-                             "timeoutMS"),
+    "withTransaction": _args(
+        "callback", "readConcern", "writeConcern", "readPreference", "maxCommitTimeMS", "timeoutMS"
+    ),
     "endSession": _args(),
     "getSnapshotTime": _args(),
 }
@@ -169,14 +255,24 @@ TEST_RUNNER = {
 
 #: Entity type -> its operations. ``session``/``timeoutMS``/``comment`` are added for these types.
 ENTITY_OPERATIONS: dict[str, dict[str, frozenset[str]]] = {
-    "client": CLIENT, "database": DATABASE, "collection": COLLECTION, "bucket": BUCKET,
-    "session": SESSION, "changeStream": ITERABLE, "findCursor": ITERABLE, "commandCursor": ITERABLE,
+    "client": CLIENT,
+    "database": DATABASE,
+    "collection": COLLECTION,
+    "bucket": BUCKET,
+    "session": SESSION,
+    "changeStream": ITERABLE,
+    "findCursor": ITERABLE,
+    "commandCursor": ITERABLE,
 }
 _WITH_COMMON = frozenset({"client", "database", "collection", "bucket"})
 
 #: Operations whose result, saved with ``saveResultAsEntity``, is an entity of this type.
-RESULT_KINDS = {"createChangeStream": "changeStream", "watch": "changeStream",
-                "createFindCursor": "findCursor", "createCommandCursor": "commandCursor"}
+RESULT_KINDS = {
+    "createChangeStream": "changeStream",
+    "watch": "changeStream",
+    "createFindCursor": "findCursor",
+    "createCommandCursor": "commandCursor",
+}
 
 #: Arguments that hold a list of operations run by the test runner (``withTransaction``'s callback).
 NESTED_OPERATIONS = {"withTransaction": "callback"}

@@ -54,15 +54,17 @@ def parse_version(value: Any) -> tuple[int, int, int] | None:
 def check_version(data: Any) -> None:
     """Refuse a ``schemaVersion`` that is missing, malformed, or not implemented here."""
     if not isinstance(data, dict) or "schemaVersion" not in data:
-        raise SchemaProblem("$.schemaVersion: the key is required (a version string like \"1.7\")")
+        raise SchemaProblem('$.schemaVersion: the key is required (a version string like "1.7")')
     raw = data["schemaVersion"]
     version = parse_version(raw)
     if version is None:
-        raise SchemaProblem(f"$.schemaVersion: expected a version string like \"1.7\", got {raw!r}")
+        raise SchemaProblem(f'$.schemaVersion: expected a version string like "1.7", got {raw!r}')
     major, minor = RUNNER_SCHEMA_VERSION
     if version[0] != major or version[:2] > (major, minor):
-        raise SchemaProblem(f"$.schemaVersion: {raw!r} is not supported; this runner implements "
-                            f"schema versions {major}.0 to {major}.{minor}")
+        raise SchemaProblem(
+            f"$.schemaVersion: {raw!r} is not supported; this runner implements "
+            f"schema versions {major}.0 to {major}.{minor}"
+        )
 
 
 #: What :func:`validate` returns when no schema was found: the file was loaded unchecked.

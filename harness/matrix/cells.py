@@ -31,7 +31,8 @@ def _safe(text: str) -> str:
 @dataclass(frozen=True)
 class Cell:
     pymongo: str
-    #: As ``harness run --target`` takes it: ``embedded``, ``secantusdb-daemon``, ``testcontainers=mongo:8.0``, ``uri=...``.
+    #: As ``harness run --target`` takes it: ``embedded``, ``secantusdb-daemon``, ``testcontainers=mongo:8.0``,
+    #: ``uri=...``.
     target: str
     #: The SecantusDB release to install; ``None``: the one the harness's pins resolve to.
     secantusdb: str | None = None
@@ -80,6 +81,12 @@ def expand(definition: MatrixDefinition) -> list[Cell]:
     """Every cell, drivers outermost, in a stable order (the manifest and the summary follow it)."""
     targets = [(target, release) for release, target in product(definition.secantusdb, definition.targets)]
     targets += [(server, None) for server in definition.servers]
-    return [Cell(pymongo=pymongo, target=target, secantusdb=release,
-                 campaign=definition.campaign is not None and target.partition("=")[0] in VERSIONED_TARGETS)
-            for pymongo, (target, release) in product(definition.pymongo, targets)]
+    return [
+        Cell(
+            pymongo=pymongo,
+            target=target,
+            secantusdb=release,
+            campaign=definition.campaign is not None and target.partition("=")[0] in VERSIONED_TARGETS,
+        )
+        for pymongo, (target, release) in product(definition.pymongo, targets)
+    ]

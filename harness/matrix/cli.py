@@ -29,16 +29,25 @@ def add_matrix_arguments(parser: argparse.ArgumentParser) -> None:
     definition = parser.add_argument_group("the matrix (flags override the --matrix file)")
     definition.add_argument("--matrix", type=Path, metavar="FILE", help="a YAML matrix definition (docs/matrix.md)")
     for field in FIELDS:
-        definition.add_argument(field.flag, dest=field.dest, metavar=field.metavar, help=field.help,
-                                action="append" if field.repeatable else "store")
+        definition.add_argument(
+            field.flag,
+            dest=field.dest,
+            metavar=field.metavar,
+            help=field.help,
+            action="append" if field.repeatable else "store",
+        )
     where = parser.add_argument_group("where and how")
-    where.add_argument("--out", type=Path, metavar="DIR",
-                       help="results and manifest.json (default out/matrix/<matrix id>); the same DIR resumes")
-    where.add_argument("--envs", type=Path, metavar="DIR",
-                       help=f"the environment cache (default {default_envs_dir()})")
+    where.add_argument(
+        "--out",
+        type=Path,
+        metavar="DIR",
+        help="results and manifest.json (default out/matrix/<matrix id>); the same DIR resumes",
+    )
+    where.add_argument("--envs", type=Path, metavar="DIR", help=f"the environment cache (default {default_envs_dir()})")
     where.add_argument("--python", default=sys.executable, help="interpreter for the cells (default: this one)")
-    where.add_argument("--installer", default="auto", choices=["auto", *INSTALLERS],
-                       help="auto: uv when installed, else venv + pip")
+    where.add_argument(
+        "--installer", default="auto", choices=["auto", *INSTALLERS], help="auto: uv when installed, else venv + pip"
+    )
     where.add_argument("--find-links", type=Path, metavar="DIR", help="a wheelhouse for the installer")
     where.add_argument("--offline", action="store_true", help="never reach a package index (use --find-links)")
     where.add_argument("--retry-failed", action="store_true", help="when resuming, run failed cells and repeats again")
@@ -57,14 +66,17 @@ def project_dir() -> Path:
     """The harness's source tree, which every cell installs (editable)."""
     root = checkout_root()
     if root is None:
-        raise EnvError("harness matrix installs the harness from its source tree, and this harness is an installed "
-                       "wheel: run it from a checkout's editable install (pip install -e .)")
+        raise EnvError(
+            "harness matrix installs the harness from its source tree, and this harness is an installed "
+            "wheel: run it from a checkout's editable install (pip install -e .)"
+        )
     return root
 
 
 @contextmanager
 def _sigterm_interrupts() -> Iterator[None]:
     """SIGTERM stops the matrix as Ctrl-C does (children stopped, manifest resumable)."""
+
     def interrupt(signum: int, frame: object) -> None:
         raise KeyboardInterrupt()
 
@@ -78,9 +90,13 @@ def _sigterm_interrupts() -> Iterator[None]:
 def _header(definition: MatrixDefinition, manifest: Manifest, cache: EnvCache, out: Path) -> list[str]:
     repeats = [r for cell in manifest.data["cells"] for r in cell["repeats"]]
     todo = sum(1 for r in repeats if r["status"] == "pending")
-    return [f"harness matrix {definition.matrix_id}: {len(manifest.data['cells'])} cell(s) x {definition.repeat} "
-            f"repeat(s); {todo} of {len(repeats)} run(s) to do, {definition.jobs} cell(s) at a time",
-            f"  environments: {cache.root} ({cache.installer.name}); results: {out}"]
+    return [
+        (
+            f"harness matrix {definition.matrix_id}: {len(manifest.data['cells'])} cell(s) x {definition.repeat} "
+            f"repeat(s); {todo} of {len(repeats)} run(s) to do, {definition.jobs} cell(s) at a time"
+        ),
+        f"  environments: {cache.root} ({cache.installer.name}); results: {out}",
+    ]
 
 
 def command_matrix(args: argparse.Namespace) -> int:
@@ -98,11 +114,13 @@ def command_matrix(args: argparse.Namespace) -> int:
         envs = _directory(args.envs or default_envs_dir(), "--envs")
         out = _directory(args.out or Path("out") / "matrix" / definition.matrix_id, "--out")
         children = Children()
-        cache = EnvCache(envs, installer, args.python, project_dir(), children, find_links=find_links,
-                         offline=args.offline)
+        cache = EnvCache(
+            envs, installer, args.python, project_dir(), children, find_links=find_links, offline=args.offline
+        )
         cells = expand(definition)
-        manifest, notes = Manifest.open(out, definition, cells, {c.id: (cache.path(c), cache.key(c)) for c in cells},
-                                        retry_failed=args.retry_failed)
+        manifest, notes = Manifest.open(
+            out, definition, cells, {c.id: (cache.path(c), cache.key(c)) for c in cells}, retry_failed=args.retry_failed
+        )
     except (DefinitionError, InstallerUnavailable, EnvError, ManifestError) as exc:
         print(f"harness matrix: {exc}", file=sys.stderr)
         return 2

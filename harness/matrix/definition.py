@@ -76,13 +76,22 @@ class MatrixDefinition:
     def identity(self) -> dict[str, Any]:
         """What decides the results of one repeat; the matrix id hashes it."""
         return {
-            "pymongo": list(self.pymongo), "secantusdb": list(self.secantusdb), "targets": list(self.targets),
-            "servers": list(self.servers), "suites": list(self.suites),
+            "pymongo": list(self.pymongo),
+            "secantusdb": list(self.secantusdb),
+            "targets": list(self.targets),
+            "servers": list(self.servers),
+            "suites": list(self.suites),
             "specs": {suite: str(path) for suite, path in sorted(self.specs.items())},
-            "campaign": None if self.campaign is None else {
-                "events": self.campaign.events, "faults": self.campaign.faults, "seed": self.campaign.seed,
-                "kinds": list(self.campaign.kinds)},
-            "keyword": self.keyword, "timeout": self.timeout,
+            "campaign": None
+            if self.campaign is None
+            else {
+                "events": self.campaign.events,
+                "faults": self.campaign.faults,
+                "seed": self.campaign.seed,
+                "kinds": list(self.campaign.kinds),
+            },
+            "keyword": self.keyword,
+            "timeout": self.timeout,
         }
 
     @property
@@ -98,6 +107,7 @@ class MatrixDefinition:
 
 
 # -- one parser per key: (raw value, where it came from, directory relative paths are taken from) -> value
+
 
 def _items(value: Any, where: str, *, split: bool = True) -> list[str]:
     """A list of strings from ``"a,b"`` (flags) or a YAML list; YAML numbers are refused (``4.20`` reads as 4.2)."""
@@ -142,8 +152,10 @@ def _targets(value: Any, where: str, base: Path) -> tuple[str, ...]:
         if name in ("uri", "testcontainers"):
             raise DefinitionError(f"{where}: {item!r} is a real server; give it as --server {item} (servers: key)")
         if name not in VERSIONED_TARGETS:
-            raise DefinitionError(f"{where}: unknown target {name!r}; SecantusDB targets: "
-                                  f"{', '.join(VERSIONED_TARGETS)} (real servers go in --server)")
+            raise DefinitionError(
+                f"{where}: unknown target {name!r}; SecantusDB targets: "
+                f"{', '.join(VERSIONED_TARGETS)} (real servers go in --server)"
+            )
         if (argument or None) not in VERSIONED_TARGETS[name]:
             raise DefinitionError(f"{where}: target {name} does not take {argument!r} in a matrix")
     return tuple(items)
@@ -234,9 +246,13 @@ def _campaign(value: Any, where: str, base: Path) -> Campaign | None:
         raise DefinitionError(f"{where}: expected events=N,faults=N,seed=N or a mapping, got {value!r}")
     unknown = sorted(set(fields) - {*CAMPAIGN_DEFAULTS, "kinds"})
     if unknown:
-        raise DefinitionError(f"{where}: unknown campaign key(s) {', '.join(unknown)}; keys: events, faults, seed, kinds")
-    numbers = {key: _count(fields.get(key, default), f"{where}.{key}", 0 if key != "events" else 1)
-               for key, default in CAMPAIGN_DEFAULTS.items()}
+        raise DefinitionError(
+            f"{where}: unknown campaign key(s) {', '.join(unknown)}; keys: events, faults, seed, kinds"
+        )
+    numbers = {
+        key: _count(fields.get(key, default), f"{where}.{key}", 0 if key != "events" else 1)
+        for key, default in CAMPAIGN_DEFAULTS.items()
+    }
     return Campaign(**numbers, kinds=_kinds(fields.get("kinds"), f"{where}.kinds"))
 
 
@@ -268,19 +284,56 @@ class Field:
 
 FIELDS = (
     Field("pymongo", "--pymongo", "pymongo", _versions, "V1,V2", "pymongo releases, e.g. 4.18.3,4.19.0,4.20.0"),
-    Field("secantusdb", "--secantusdb", "secantusdb", _versions, "V1,V2",
-          "SecantusDB releases for the --target (default: the release the harness's pins resolve to)"),
-    Field("targets", "--target", "targets", _targets, "T1,T2",
-          f"SecantusDB targets: {', '.join(VERSIONED_TARGETS)} (default: embedded)"),
-    Field("servers", "--server", "servers", _servers, "testcontainers=IMAGE|uri=URI",
-          "a real server, taken as it is (repeatable); its cells use the pinned SecantusDB", repeatable=True),
+    Field(
+        "secantusdb",
+        "--secantusdb",
+        "secantusdb",
+        _versions,
+        "V1,V2",
+        "SecantusDB releases for the --target (default: the release the harness's pins resolve to)",
+    ),
+    Field(
+        "targets",
+        "--target",
+        "targets",
+        _targets,
+        "T1,T2",
+        f"SecantusDB targets: {', '.join(VERSIONED_TARGETS)} (default: embedded)",
+    ),
+    Field(
+        "servers",
+        "--server",
+        "servers",
+        _servers,
+        "testcontainers=IMAGE|uri=URI",
+        "a real server, taken as it is (repeatable); its cells use the pinned SecantusDB",
+        repeatable=True,
+    ),
     Field("suites", "--suites", "suites", _suites, "S1,S2", f"of {','.join(SUITES)} (default: all three)"),
-    Field("specs-legacy", "--specs-legacy", "specs_legacy", _path, "PATH",
-          f"legacy spec files (default {DEFAULT_SPECS['legacy']})"),
-    Field("specs-unified", "--specs-unified", "specs_unified", _path, "PATH",
-          f"unified spec files (default {DEFAULT_SPECS['unified']})"),
-    Field("campaign", "--campaign", "campaign", _campaign, "events=N,faults=N,seed=N",
-          "also a short seeded fault campaign per repeat (SecantusDB targets); 'off' for none"),
+    Field(
+        "specs-legacy",
+        "--specs-legacy",
+        "specs_legacy",
+        _path,
+        "PATH",
+        f"legacy spec files (default {DEFAULT_SPECS['legacy']})",
+    ),
+    Field(
+        "specs-unified",
+        "--specs-unified",
+        "specs_unified",
+        _path,
+        "PATH",
+        f"unified spec files (default {DEFAULT_SPECS['unified']})",
+    ),
+    Field(
+        "campaign",
+        "--campaign",
+        "campaign",
+        _campaign,
+        "events=N,faults=N,seed=N",
+        "also a short seeded fault campaign per repeat (SecantusDB targets); 'off' for none",
+    ),
     Field("repeat", "--repeat", "repeat", _positive, "N", "runs per cell (default 1)"),
     Field("jobs", "--jobs", "jobs", _positive, "N", "cells at a time (default 1)"),
     Field("keyword", "-k", "keyword", _keyword, "TEXT", "passed to harness run: only test ids containing it"),
@@ -333,8 +386,9 @@ def _assemble(values: dict[str, Any], given: dict[str, str], cwd: Path) -> Matri
     servers = values.get("servers", ())
     targets = values.get("targets") or (("embedded",) if values.get("secantusdb") or not servers else ())
     if values.get("secantusdb") and not targets:
-        raise DefinitionError(f"{given['secantusdb']}: SecantusDB versions need a --target "
-                              f"({', '.join(VERSIONED_TARGETS)})")
+        raise DefinitionError(
+            f"{given['secantusdb']}: SecantusDB versions need a --target ({', '.join(VERSIONED_TARGETS)})"
+        )
     suites = values.get("suites", SUITES)
     specs = {}
     for suite in suites:
@@ -347,8 +401,15 @@ def _assemble(values: dict[str, Any], given: dict[str, str], cwd: Path) -> Matri
             raise DefinitionError(f"{where}: {path} does not exist; give --{key} PATH or leave {suite} out of --suites")
         specs[suite] = path
     return MatrixDefinition(
-        pymongo=values["pymongo"], secantusdb=values.get("secantusdb") or ((None,) if targets else ()),
-        targets=targets, servers=servers, suites=suites, specs=specs, campaign=values.get("campaign"),
-        keyword=values.get("keyword"), timeout=values.get("timeout"),
-        repeat=values.get("repeat", 1), jobs=values.get("jobs", 1),
+        pymongo=values["pymongo"],
+        secantusdb=values.get("secantusdb") or ((None,) if targets else ()),
+        targets=targets,
+        servers=servers,
+        suites=suites,
+        specs=specs,
+        campaign=values.get("campaign"),
+        keyword=values.get("keyword"),
+        timeout=values.get("timeout"),
+        repeat=values.get("repeat", 1),
+        jobs=values.get("jobs", 1),
     )

@@ -65,7 +65,7 @@ def default_envs_dir() -> Path:
     return Path(cache) / "cs-harness" / "envs"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def interpreter_identity(python: str) -> str:
     """``CPython 3.11.7 linux`` for the interpreter the environments are made from."""
     probe = "import platform, sys; print(platform.python_implementation(), platform.python_version(), sys.platform)"
@@ -92,17 +92,29 @@ def dependency_text(project: Path) -> str:
         return text
     data = tomllib.loads(text)
     project_table = data.get("project", {})
-    return json.dumps({"build": data.get("build-system", {}).get("requires", []),
-                       "dependencies": project_table.get("dependencies", []),
-                       "optional": project_table.get("optional-dependencies", {}),
-                       "entry_points": project_table.get("entry-points", {}),
-                       "scripts": project_table.get("scripts", {})}, sort_keys=True)
+    return json.dumps(
+        {
+            "build": data.get("build-system", {}).get("requires", []),
+            "dependencies": project_table.get("dependencies", []),
+            "optional": project_table.get("optional-dependencies", {}),
+            "entry_points": project_table.get("entry-points", {}),
+            "scripts": project_table.get("scripts", {}),
+        },
+        sort_keys=True,
+    )
 
 
-def cache_key(interpreter: str, requirements: tuple[str, ...], extras: tuple[str, ...], dependencies: str,
-              project: Path) -> str:
-    inputs = {"interpreter": interpreter, "requirements": sorted(requirements), "extras": sorted(extras),
-              "dependencies": dependencies, "project": str(project), "check": IMPORT_CHECK}
+def cache_key(
+    interpreter: str, requirements: tuple[str, ...], extras: tuple[str, ...], dependencies: str, project: Path
+) -> str:
+    inputs = {
+        "interpreter": interpreter,
+        "requirements": sorted(requirements),
+        "extras": sorted(extras),
+        "dependencies": dependencies,
+        "project": str(project),
+        "check": IMPORT_CHECK,
+    }
     return hashlib.sha256(json.dumps(inputs, sort_keys=True).encode()).hexdigest()[:20]
 
 
@@ -137,8 +149,17 @@ def _locked(path: Path, children: Children) -> Iterator[None]:
 
 
 class EnvCache:
-    def __init__(self, root: Path, installer: Installer, python: str, project: Path, children: Children, *,
-                 find_links: Path | None = None, offline: bool = False) -> None:
+    def __init__(
+        self,
+        root: Path,
+        installer: Installer,
+        python: str,
+        project: Path,
+        children: Children,
+        *,
+        find_links: Path | None = None,
+        offline: bool = False,
+    ) -> None:
         self.root = root
         self.installer = installer
         self.python = python
@@ -164,19 +185,29 @@ class EnvCache:
             marker = read_json(env / MARKER)
             if marker is not None and env_python(env).exists():
                 _note(log, f"cached environment {env} (built {marker.get('built_at')} with {marker.get('installer')})")
-                return EnvOutcome(env, key, cached=True, seconds=time.monotonic() - began,
-                                  installed=marker.get("installed", {}))
+                return EnvOutcome(
+                    env, key, cached=True, seconds=time.monotonic() - began, installed=marker.get("installed", {})
+                )
             if env.exists():
                 _note(log, f"removing the half-built environment {env} (no marker)")
                 shutil.rmtree(env)
             outcome = self._build(cell, env, key, log)
             outcome.seconds = time.monotonic() - began
             if outcome.failure is None:
-                atomic_write_json(env / MARKER, {
-                    "key": key, "built_at": utc_now(), "build_s": round(outcome.seconds, 3),
-                    "installer": self.installer.name, "interpreter": self._interpreter,
-                    "requirements": list(cell.requirements), "extras": list(cell.extras),
-                    "project": str(self.project), "installed": outcome.installed})
+                atomic_write_json(
+                    env / MARKER,
+                    {
+                        "key": key,
+                        "built_at": utc_now(),
+                        "build_s": round(outcome.seconds, 3),
+                        "installer": self.installer.name,
+                        "interpreter": self._interpreter,
+                        "requirements": list(cell.requirements),
+                        "extras": list(cell.extras),
+                        "project": str(self.project),
+                        "installed": outcome.installed,
+                    },
+                )
             else:
                 shutil.rmtree(env, ignore_errors=True)
             return outcome
@@ -185,8 +216,12 @@ class EnvCache:
         installed_file = env / "cs-harness-installed.json"
         steps = (
             ("install", self.installer.create_command(self.python, env)),
-            ("install", self.installer.install_command(env, self.project, cell.extras, cell.requirements,
-                                                       find_links=self.find_links, offline=self.offline)),
+            (
+                "install",
+                self.installer.install_command(
+                    env, self.project, cell.extras, cell.requirements, find_links=self.find_links, offline=self.offline
+                ),
+            ),
             ("import", [str(env_python(env)), "-c", IMPORT_CHECK, str(installed_file)]),
         )
         for stage, command in steps:

@@ -56,10 +56,23 @@ class Installer:
     def source_flags(self, offline: bool, find_links: Path | None) -> list[str]:
         return ["--find-links", str(find_links)] if find_links else []
 
-    def install_command(self, env: Path, project: Path, extras: tuple[str, ...], requirements: tuple[str, ...],
-                        *, find_links: Path | None = None, offline: bool = False) -> list[str]:
-        return [*self.install_prefix(env), "-e", _editable(project, extras), *requirements,
-                *self.source_flags(offline, find_links)]
+    def install_command(
+        self,
+        env: Path,
+        project: Path,
+        extras: tuple[str, ...],
+        requirements: tuple[str, ...],
+        *,
+        find_links: Path | None = None,
+        offline: bool = False,
+    ) -> list[str]:
+        return [
+            *self.install_prefix(env),
+            "-e",
+            _editable(project, extras),
+            *requirements,
+            *self.source_flags(offline, find_links),
+        ]
 
 
 class UvInstaller(Installer):

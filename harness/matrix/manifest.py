@@ -43,14 +43,24 @@ def cell_dir(cell_id: str) -> str:
 
 
 def _new_repeat(cell_id: str, n: int) -> dict[str, Any]:
-    return {"repeat": n, "status": PENDING, "results": f"{cell_dir(cell_id)}/r{n}.jsonl",
-            "log": f"{cell_dir(cell_id)}/r{n}.log", "set_aside": []}
+    return {
+        "repeat": n,
+        "status": PENDING,
+        "results": f"{cell_dir(cell_id)}/r{n}.jsonl",
+        "log": f"{cell_dir(cell_id)}/r{n}.log",
+        "set_aside": [],
+    }
 
 
 def _new_cell(cell: Cell, matrix_id: str, env: Path, key: str) -> dict[str, Any]:
-    return {"id": cell.id, "labels": cell.labels(matrix_id), "requested": cell.requested(),
-            "env": {"path": str(env), "key": key, "status": PENDING, "log": f"{cell_dir(cell.id)}/env.log"},
-            "failure": None, "repeats": []}
+    return {
+        "id": cell.id,
+        "labels": cell.labels(matrix_id),
+        "requested": cell.requested(),
+        "env": {"path": str(env), "key": key, "status": PENDING, "log": f"{cell_dir(cell.id)}/env.log"},
+        "failure": None,
+        "repeats": [],
+    }
 
 
 def set_aside(path: Path, now: datetime | None = None) -> Path | None:
@@ -82,8 +92,10 @@ def recover(data: dict[str, Any], out: Path, *, retry_failed: bool = False) -> l
             moved = set_aside(results)
             if moved is not None:
                 repeat["set_aside"].append(str(moved.relative_to(out)))
-            notes.append(f"{cell['id']} r{repeat['repeat']}: was {status}, runs again"
-                         + (f" (partial results kept as {moved.name})" if moved else ""))
+            notes.append(
+                f"{cell['id']} r{repeat['repeat']}: was {status}, runs again"
+                + (f" (partial results kept as {moved.name})" if moved else "")
+            )
             fresh = _new_repeat(cell["id"], repeat["repeat"])
             fresh["set_aside"] = repeat["set_aside"]
             repeat.clear()
@@ -91,8 +103,9 @@ def recover(data: dict[str, Any], out: Path, *, retry_failed: bool = False) -> l
     return notes
 
 
-def reconcile(data: dict[str, Any], definition: MatrixDefinition, cells: list[Cell],
-              envs: dict[str, tuple[Path, str]]) -> None:
+def reconcile(
+    data: dict[str, Any], definition: MatrixDefinition, cells: list[Cell], envs: dict[str, tuple[Path, str]]
+) -> None:
     """Bring the manifest to the definition: every cell, ``repeat`` repeats each (finished ones are never dropped)."""
     data["definition"] = definition.describe()
     by_id = {cell["id"]: cell for cell in data["cells"]}
@@ -103,9 +116,12 @@ def reconcile(data: dict[str, Any], definition: MatrixDefinition, cells: list[Ce
         if entry["env"]["key"] != key:  # the pins or the interpreter changed: a new environment, a new build
             entry["env"] = {**_new_cell(cell, definition.matrix_id, path, key)["env"]}
             entry["failure"] = None
-            entry["repeats"] = [_new_repeat(cell.id, r["repeat"]) if r["status"] == FAILED and
-                                (r.get("failure") or {}).get("stage") in ("install", "import") else r
-                                for r in entry["repeats"]]
+            entry["repeats"] = [
+                _new_repeat(cell.id, r["repeat"])
+                if r["status"] == FAILED and (r.get("failure") or {}).get("stage") in ("install", "import")
+                else r
+                for r in entry["repeats"]
+            ]
         have = {repeat["repeat"] for repeat in entry["repeats"]}
         entry["repeats"] += [_new_repeat(cell.id, n) for n in range(1, definition.repeat + 1) if n not in have]
         entry["repeats"] = [r for r in entry["repeats"] if r["repeat"] <= definition.repeat or r["status"] != PENDING]
@@ -128,20 +144,34 @@ class Manifest:
         self._cells = {cell["id"]: cell for cell in data["cells"]}
 
     @classmethod
-    def open(cls, out: Path, definition: MatrixDefinition, cells: list[Cell], envs: dict[str, tuple[Path, str]],
-             *, retry_failed: bool = False) -> tuple[Manifest, list[str]]:
+    def open(
+        cls,
+        out: Path,
+        definition: MatrixDefinition,
+        cells: list[Cell],
+        envs: dict[str, tuple[Path, str]],
+        *,
+        retry_failed: bool = False,
+    ) -> tuple[Manifest, list[str]]:
         path = out / "manifest.json"
         data = read_json(path) if path.exists() else None
         notes: list[str] = []
         if path.exists() and not isinstance(data, dict):
             raise ManifestError(f"{path} is not a readable manifest; move it away or use another --out")
         if data is None:
-            data = {"record": MANIFEST_SCHEMA, "matrix": definition.matrix_id, "created_at": utc_now(),
-                    "out": str(out), "cells": []}
+            data = {
+                "record": MANIFEST_SCHEMA,
+                "matrix": definition.matrix_id,
+                "created_at": utc_now(),
+                "out": str(out),
+                "cells": [],
+            }
         elif data.get("matrix") != definition.matrix_id:
-            raise ManifestError(f"{out} holds matrix {data.get('matrix')} with another definition "
-                                f"(this one is {definition.matrix_id}); use another --out, or the same definition "
-                                f"to resume it (see {path})")
+            raise ManifestError(
+                f"{out} holds matrix {data.get('matrix')} with another definition "
+                f"(this one is {definition.matrix_id}); use another --out, or the same definition "
+                f"to resume it (see {path})"
+            )
         else:
             notes = recover(data, out, retry_failed=retry_failed)
         reconcile(data, definition, cells, envs)

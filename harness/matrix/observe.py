@@ -116,15 +116,24 @@ def check_versions(cell: Cell, observation: Observation, installed: dict[str, An
     axis = TARGET_AXES[cell.target_name]
     target_requested = axis.requested(cell, installed)
     return {
-        "driver": {"requested": cell.pymongo, "actual": observation.driver_versions,
-                   "verdict": _verdict(cell.pymongo, observation.driver_versions, _same_release)},
-        "target": {"requested": target_requested, "actual": observation.target_versions,
-                   "verdict": _verdict(target_requested, observation.target_versions, axis.matches)},
+        "driver": {
+            "requested": cell.pymongo,
+            "actual": observation.driver_versions,
+            "verdict": _verdict(cell.pymongo, observation.driver_versions, _same_release),
+        },
+        "target": {
+            "requested": target_requested,
+            "actual": observation.target_versions,
+            "verdict": _verdict(target_requested, observation.target_versions, axis.matches),
+        },
     }
 
 
 def version_problems(check: dict[str, Any]) -> list[str]:
     """Lines to shout about: mismatches and axes the records do not describe."""
-    return [f"{axis}: {item['verdict']} (requested {item['requested'] or 'nothing'}, "
-            f"records say {', '.join(item['actual']) or 'nothing'})"
-            for axis, item in check.items() if item["verdict"] in (MISMATCH, UNVERIFIED)]
+    return [
+        f"{axis}: {item['verdict']} (requested {item['requested'] or 'nothing'}, "
+        f"records say {', '.join(item['actual']) or 'nothing'})"
+        for axis, item in check.items()
+        if item["verdict"] in (MISMATCH, UNVERIFIED)
+    ]

@@ -86,8 +86,9 @@ class Children:
         self._live: dict[int, subprocess.Popen] = {}
         self.stopping = threading.Event()
 
-    def run(self, command: list[str], log: Path, *, cwd: Path | None = None,
-            on_start: Callable[[int], None] | None = None) -> Finished:
+    def run(
+        self, command: list[str], log: Path, *, cwd: Path | None = None, on_start: Callable[[int], None] | None = None
+    ) -> Finished:
         """Run ``command`` to its end, its output appended to ``log``."""
         log.parent.mkdir(parents=True, exist_ok=True)
         began = time.monotonic()
@@ -97,8 +98,15 @@ class Children:
             with self._lock:
                 if self.stopping.is_set():
                     raise Interrupted()
-                process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.PIPE,
-                                           cwd=cwd, env=child_environment(), start_new_session=True)
+                process = subprocess.Popen(
+                    command,
+                    stdin=subprocess.DEVNULL,
+                    stdout=out,
+                    stderr=subprocess.PIPE,
+                    cwd=cwd,
+                    env=child_environment(),
+                    start_new_session=True,
+                )
                 self._live[process.pid] = process
             try:
                 if on_start is not None:
@@ -116,8 +124,9 @@ class Children:
                 _signal_group(process.pid, signal.SIGKILL)
             seconds = time.monotonic() - began
             out.write(f"# exit {process.returncode} after {seconds:.1f}s\n".encode())
-        return Finished(process.returncode, seconds, b"".join(tail).decode(errors="replace").strip(),
-                        stopped=self.stopping.is_set())
+        return Finished(
+            process.returncode, seconds, b"".join(tail).decode(errors="replace").strip(), stopped=self.stopping.is_set()
+        )
 
     def stop_all(self, grace_s: float = STOP_GRACE_S) -> None:
         """SIGINT every child's group, then SIGKILL what is still there after ``grace_s``."""

@@ -11,6 +11,7 @@ command resumes.
 
 from __future__ import annotations
 
+import functools
 import signal
 import sys
 import threading
@@ -49,8 +50,16 @@ class Printer:
 
 
 class MatrixRun:
-    def __init__(self, definition: MatrixDefinition, cells: list[Cell], manifest: Manifest, cache: EnvCache,
-                 children: Children, out: Path, printer: Printer) -> None:
+    def __init__(
+        self,
+        definition: MatrixDefinition,
+        cells: list[Cell],
+        manifest: Manifest,
+        cache: EnvCache,
+        children: Children,
+        out: Path,
+        printer: Printer,
+    ) -> None:
         self.definition = definition
         self.cells = cells
         self.manifest = manifest
@@ -111,8 +120,12 @@ class MatrixRun:
 
         def record() -> None:
             env = entry["env"]
-            env.update(status=FAILED if outcome.failure else "ready", cached=outcome.cached,
-                       installed=outcome.installed, ready_s=round(outcome.seconds, 3))
+            env.update(
+                status=FAILED if outcome.failure else "ready",
+                cached=outcome.cached,
+                installed=outcome.installed,
+                ready_s=round(outcome.seconds, 3),
+            )
             if not outcome.cached:
                 env["build_s"] = round(outcome.seconds, 3)
             if outcome.failure:
@@ -141,32 +154,55 @@ class MatrixRun:
         moved = set_aside(results)  # a results file no manifest entry accounts for is not this run's
         labels = {**self.manifest.cell(cell.id)["labels"], "repeat": n}
         steps = repeat_steps(self.definition, cell, env_python(env.path), results, labels)
-        self.manifest.update(lambda: repeat.update(
-            status=RUNNING, started_at=utc_now(), steps=[], failure=None, pid=None,
-            set_aside=repeat["set_aside"] + ([str(moved.relative_to(self.out))] if moved else [])))
+        self.manifest.update(
+            lambda: repeat.update(
+                status=RUNNING,
+                started_at=utc_now(),
+                steps=[],
+                failure=None,
+                pid=None,
+                set_aside=repeat["set_aside"] + ([str(moved.relative_to(self.out))] if moved else []),
+            )
+        )
         began = time.monotonic()
         failure = None
         for step in steps:
             before = observe(results, cell).records
-            finished = self.children.run(step.command, log, cwd=self.out / cell_dir(cell.id),
-                                         on_start=lambda pid: self.manifest.update(lambda: repeat.update(pid=pid)))
+            finished = self.children.run(
+                step.command,
+                log,
+                cwd=self.out / cell_dir(cell.id),
+                on_start=lambda pid: self.manifest.update(lambda: repeat.update(pid=pid)),
+            )
             if finished.stopped:
-                self.manifest.update(lambda: repeat.update(status=INTERRUPTED, pid=None,
-                                                           seconds=round(time.monotonic() - began, 3)))
+                self.manifest.update(
+                    lambda: repeat.update(status=INTERRUPTED, pid=None, seconds=round(time.monotonic() - began, 3))
+                )
                 raise Interrupted()
             written = observe(results, cell).records - before
-            self.manifest.update(lambda: repeat["steps"].append(
-                {"step": step.name, "exit": finished.returncode, "seconds": round(finished.seconds, 3),
-                 "records": written}))
+            step_entry = {
+                "step": step.name,
+                "exit": finished.returncode,
+                "seconds": round(finished.seconds, 3),
+                "records": written,
+            }
+            self.manifest.update(functools.partial(_append_step, repeat, step_entry))
             failure = judge(step.name, finished, written)
             if failure:
                 break
         observation = observe(results, cell)
         versions = check_versions(cell, observation, env.installed)
-        self.manifest.update(lambda: repeat.update(
-            status=FAILED if failure else DONE, pid=None, finished_at=utc_now(),
-            seconds=round(time.monotonic() - began, 3), counts=observation.counts, versions=versions,
-            failure={"stage": "run", "reason": failure, "at": utc_now()} if failure else None))
+        self.manifest.update(
+            lambda: repeat.update(
+                status=FAILED if failure else DONE,
+                pid=None,
+                finished_at=utc_now(),
+                seconds=round(time.monotonic() - began, 3),
+                counts=observation.counts,
+                versions=versions,
+                failure={"stage": "run", "reason": failure, "at": utc_now()} if failure else None,
+            )
+        )
         where = f"[cell {self._position[cell.id]}] {cell.id} r{n}"
         if failure:
             self._cell_record(cell, "run", failure, repeat=n)
@@ -184,11 +220,25 @@ class MatrixRun:
             labels["repeat"] = repeat
         store = ResultsStore(self.out / cell_dir(cell.id) / "cell.jsonl")
         try:
-            store.append({"record": CELL_RECORD_SCHEMA, "matrix": self.definition.matrix_id, "cell": cell.id,
-                          "labels": labels, "requested": cell.requested(), "stage": stage, "reason": reason,
-                          "at": utc_now()})
+            store.append(
+                {
+                    "record": CELL_RECORD_SCHEMA,
+                    "matrix": self.definition.matrix_id,
+                    "cell": cell.id,
+                    "labels": labels,
+                    "requested": cell.requested(),
+                    "stage": stage,
+                    "reason": reason,
+                    "at": utc_now(),
+                }
+            )
         finally:
             store.close()
+
+
+def _append_step(repeat: dict[str, Any], entry: dict[str, Any]) -> None:
+    """A manifest change: a partial of it binds this step's entry (a closure would read the loop's later values)."""
+    repeat["steps"].append(entry)
 
 
 def _main_thread() -> bool:

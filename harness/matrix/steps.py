@@ -31,10 +31,16 @@ from harness.matrix.process import Finished
 RUN_SUITE = {(True, True): "all", (True, False): "spec", (False, True): "prose"}
 #: Exit status -> (the step finished and its records are results, what the status means).
 EXITS: dict[str, dict[int, tuple[bool, str]]] = {
-    "run": {0: (True, "every outcome expected"), 1: (True, "some outcome unexpected, or a --strict note"),
-            2: (False, "the run could not start")},
-    "campaign": {0: (True, "campaign passed"), 1: (True, "campaign found anomalies"),
-                 2: (False, "the campaign could not start")},
+    "run": {
+        0: (True, "every outcome expected"),
+        1: (True, "some outcome unexpected, or a --strict note"),
+        2: (False, "the run could not start"),
+    },
+    "campaign": {
+        0: (True, "campaign passed"),
+        1: (True, "campaign found anomalies"),
+        2: (False, "the campaign could not start"),
+    },
 }
 
 
@@ -48,22 +54,48 @@ def _label_arguments(labels: dict[str, Any]) -> list[str]:
     return [arg for key, value in labels.items() for arg in ("--label", f"{key}={value}")]
 
 
-def repeat_steps(definition: MatrixDefinition, cell: Cell, python: Path, results: Path,
-                 labels: dict[str, Any]) -> list[Step]:
+def repeat_steps(
+    definition: MatrixDefinition, cell: Cell, python: Path, results: Path, labels: dict[str, Any]
+) -> list[Step]:
     harness = [str(python), "-m", "harness.app.cli"]
-    specs = [arg for suite in SPEC_SUITES if suite in definition.specs
-             for arg in ("--specs", str(definition.specs[suite]))]
+    specs = [
+        arg for suite in SPEC_SUITES if suite in definition.specs for arg in ("--specs", str(definition.specs[suite]))
+    ]
     suite = RUN_SUITE[(bool(specs), "prose" in definition.suites)]
-    run = [*harness, "run", *specs, "--suite", suite, "--target", cell.target, "--results", str(results),
-           *_label_arguments(labels), "-q", "--strict"]
+    run = [
+        *harness,
+        "run",
+        *specs,
+        "--suite",
+        suite,
+        "--target",
+        cell.target,
+        "--results",
+        str(results),
+        *_label_arguments(labels),
+        "-q",
+        "--strict",
+    ]
     if definition.keyword:
         run += ["-k", definition.keyword]
     if definition.timeout:
         run += ["--timeout", f"{definition.timeout:g}"]
     steps = [Step("run", run)]
     if cell.campaign and definition.campaign is not None:
-        steps.append(Step("campaign", [*harness, "campaign", *definition.campaign.arguments(),
-                                       "--results", str(results), *_label_arguments(labels), "--quiet"]))
+        steps.append(
+            Step(
+                "campaign",
+                [
+                    *harness,
+                    "campaign",
+                    *definition.campaign.arguments(),
+                    "--results",
+                    str(results),
+                    *_label_arguments(labels),
+                    "--quiet",
+                ],
+            )
+        )
     return steps
 
 

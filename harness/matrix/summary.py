@@ -73,13 +73,24 @@ def summary_lines(data: dict[str, Any]) -> list[str]:
     for cell in data["cells"]:
         totals = cell_totals(cell)
         ran = sum(1 for repeat in cell["repeats"] if repeat["status"] == DONE)
-        rows.append([cell["id"], cell_status(cell), *(str(totals.get(o, 0)) for o in OUTCOMES),
-                     f"{ran}/{len(cell['repeats'])}", version_status(cell), f"{cell_seconds(cell):.1f}",
-                     _failure_text(cell)])
+        rows.append(
+            [
+                cell["id"],
+                cell_status(cell),
+                *(str(totals.get(o, 0)) for o in OUTCOMES),
+                f"{ran}/{len(cell['repeats'])}",
+                version_status(cell),
+                f"{cell_seconds(cell):.1f}",
+                _failure_text(cell),
+            ]
+        )
     widths = [max(len(str(row[i])) for row in [header, *rows]) for i in range(len(header))]
-    lines = ["  ".join(h.ljust(w) if i < 2 else h.rjust(w) for i, (h, w) in enumerate(zip(header, widths)))]
+    lines = [
+        "  ".join(h.ljust(w) if i < 2 else h.rjust(w) for i, (h, w) in enumerate(zip(header, widths, strict=True)))
+    ]
     for row in rows:
-        cells = [v.ljust(w) if i < 2 else v.rjust(w) for i, (v, w) in enumerate(zip(row, widths))]
+        # A row is one longer than the header: its last field, the failure text, goes after the columns, unpadded.
+        cells = [v.ljust(w) if i < 2 else v.rjust(w) for i, (v, w) in enumerate(zip(row, widths, strict=False))]
         lines.append("  ".join(cells) + (f"  {row[-1]}" if row[-1] else ""))
     return lines
 

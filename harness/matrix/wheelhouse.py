@@ -41,8 +41,14 @@ def project_requirements(project: Path, extras: tuple[str, ...] = ()) -> tuple[l
     return list(data["build-system"]["requires"]), dependencies
 
 
-def download_commands(python: str, dest: Path, project: Path, pymongo: list[str], secantusdb: list[str],
-                      extras: tuple[str, ...] = ("faults",)) -> list[list[str]]:
+def download_commands(
+    python: str,
+    dest: Path,
+    project: Path,
+    pymongo: list[str],
+    secantusdb: list[str],
+    extras: tuple[str, ...] = ("faults",),
+) -> list[list[str]]:
     """One download of the build requirements, one per pymongo x SecantusDB pair (``faults``: campaign cells)."""
     build, dependencies = project_requirements(project, extras)
     base = [python, "-m", "pip", "download", "--disable-pip-version-check", "--dest", str(dest)]
@@ -59,7 +65,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dest", type=Path, required=True, help="the wheelhouse directory")
     parser.add_argument("--pymongo", required=True, help="comma-separated pymongo releases")
     parser.add_argument("--secantusdb", required=True, help="comma-separated SecantusDB releases")
-    parser.add_argument("--python", default=sys.executable, help="the interpreter the cells will use (default: this one)")
+    parser.add_argument(
+        "--python", default=sys.executable, help="the interpreter the cells will use (default: this one)"
+    )
     parser.add_argument("--dry-run", action="store_true", help="print the commands, run nothing")
     args = parser.parse_args(argv)
     pymongo = [v.strip() for v in args.pymongo.split(",") if v.strip()]
@@ -75,9 +83,15 @@ def main(argv: list[str] | None = None) -> int:
             print(f"wheelhouse: this download failed; {args.dest} is incomplete", file=sys.stderr)
             return 1
     if not args.dry_run:
-        atomic_write_json(args.dest / VERSIONS_FILE, {"pymongo": pymongo, "secantusdb": secantusdb,
-                                                      "python": platform.python_version(),
-                                                      "commands": [shlex.join(c) for c in commands]})
+        atomic_write_json(
+            args.dest / VERSIONS_FILE,
+            {
+                "pymongo": pymongo,
+                "secantusdb": secantusdb,
+                "python": platform.python_version(),
+                "commands": [shlex.join(c) for c in commands],
+            },
+        )
     return 0
 
 

@@ -28,8 +28,17 @@ SRV_SCHEME = "mongodb+srv"
 DEFAULT_PORT = 27017
 
 __all__ = [
-    "ConnectionStringError", "ParsedUri", "DEFAULT_PORT", "SCHEME", "SRV_SCHEME",
-    "parse", "first_host", "single_host_uri", "with_single_host", "redact", "validate",
+    "DEFAULT_PORT",
+    "SCHEME",
+    "SRV_SCHEME",
+    "ConnectionStringError",
+    "ParsedUri",
+    "first_host",
+    "parse",
+    "redact",
+    "single_host_uri",
+    "validate",
+    "with_single_host",
 ]
 
 
@@ -66,10 +75,16 @@ class ParsedUri:
                 found = value
         return found
 
-    def replace(self, *, hosts: tuple[str, ...] | None = None,
-                options: tuple[tuple[str, str], ...] | None = None) -> ParsedUri:
-        return ParsedUri(self.scheme, self.credentials, self.hosts if hosts is None else tuple(hosts), self.path,
-                         self.options if options is None else tuple(options))
+    def replace(
+        self, *, hosts: tuple[str, ...] | None = None, options: tuple[tuple[str, str], ...] | None = None
+    ) -> ParsedUri:
+        return ParsedUri(
+            self.scheme,
+            self.credentials,
+            self.hosts if hosts is None else tuple(hosts),
+            self.path,
+            self.options if options is None else tuple(options),
+        )
 
     def unparse(self) -> str:
         """Back to a connection string (options re-encoded as the driver decodes them)."""
@@ -128,8 +143,13 @@ def parse(uri: str) -> ParsedUri:
             parse_userinfo(userinfo)
         except (PyMongoError, ValueError) as exc:
             raise _fail(uri, exc) from None
-    return ParsedUri(scheme, userinfo, _hosts(uri, hosts, scheme == SRV_SCHEME), path,
-                     tuple(parse_qsl(query, keep_blank_values=True)))
+    return ParsedUri(
+        scheme,
+        userinfo,
+        _hosts(uri, hosts, scheme == SRV_SCHEME),
+        path,
+        tuple(parse_qsl(query, keep_blank_values=True)),
+    )
 
 
 def _explicit(uri: str, why: str) -> ParsedUri:
@@ -153,7 +173,7 @@ def single_host_uri(uri: str) -> str:
 
     A URI with one host, or an SRV URI (its hosts come from DNS), comes back unchanged.
     """
-    scheme, userinfo, hosts_text, path, query = _split(uri)
+    scheme, userinfo, _hosts_text, path, query = _split(uri)
     parsed = parse(uri)
     if parsed.is_srv or len(parsed.hosts) <= 1:
         return uri
@@ -175,7 +195,8 @@ def with_single_host(uri: str, listen: str, direct: bool = True) -> str:
         raise _fail(listen, "a single host:port is needed to stand in for the target")
     options = parsed.options
     if direct and (parsed.option("loadBalanced") or "").lower() != "true":
-        options = tuple((k, v) for k, v in options if k.lower() != "directconnection") + (("directConnection", "true"),)
+        kept = tuple((k, v) for k, v in options if k.lower() != "directconnection")
+        options = (*kept, ("directConnection", "true"))
     return parsed.replace(hosts=host, options=options).unparse()
 
 

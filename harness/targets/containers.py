@@ -40,9 +40,10 @@ class MongoContainerTarget(TargetBase):
         container = container.with_exposed_ports(27017)
         try:
             container.start()
-        except Exception as exc:  # noqa: BLE001 - docker-py raises many types; all mean "no container"
-            raise TargetUnavailable(f"could not start {self.image} with testcontainers (is a Docker engine "
-                                    f"running?): {exc}") from exc
+        except Exception as exc:
+            raise TargetUnavailable(
+                f"could not start {self.image} with testcontainers (is a Docker engine running?): {exc}"
+            ) from exc
         self.container = container
         host, port = container.get_container_host_ip(), container.get_exposed_port(27017)
         self.uri = f"mongodb://{host}:{port}/?directConnection=true"
@@ -57,8 +58,9 @@ class MongoContainerTarget(TargetBase):
         with MongoClient(self.uri, serverSelectionTimeoutMS=2_000) as client:
             while True:
                 try:
-                    client.admin.command("replSetInitiate", {
-                        "_id": REPLICA_SET, "members": [{"_id": 0, "host": "localhost:27017"}]})
+                    client.admin.command(
+                        "replSetInitiate", {"_id": REPLICA_SET, "members": [{"_id": 0, "host": "localhost:27017"}]}
+                    )
                     break
                 except OperationFailure as exc:
                     if exc.code == 23:  # AlreadyInitialized

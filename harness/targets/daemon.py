@@ -35,8 +35,9 @@ def _free_port() -> int:
 class SecantusDaemon(TargetBase):
     kind = "daemon"
 
-    def __init__(self, name: str = "secantusdb", *, test_commands: bool = False,
-                 storage_path: str = ":memory:") -> None:
+    def __init__(
+        self, name: str = "secantusdb", *, test_commands: bool = False, storage_path: str = ":memory:"
+    ) -> None:
         super().__init__(name)
         self.test_commands = test_commands
         self.storage_path = storage_path
@@ -45,16 +46,28 @@ class SecantusDaemon(TargetBase):
 
     def start(self) -> TargetInfo:
         port = _free_port()
-        command = [sys.executable, "-m", "secantus", "--host", "127.0.0.1", "--port", str(port),
-                   "--storage-path", self.storage_path, "--log-level", "WARNING"]
+        command = [
+            sys.executable,
+            "-m",
+            "secantus",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--storage-path",
+            self.storage_path,
+            "--log-level",
+            "WARNING",
+        ]
         if self.test_commands:
             command.append("--enable-test-commands")
         self.process = subprocess.Popen(command, stdout=self._log, stderr=subprocess.STDOUT)
         self.uri = f"mongodb://127.0.0.1:{port}/"
         self._wait_until_answering()
         self.connect_admin()
-        self.info.details.update({"test_commands": self.test_commands, "pid": self.process.pid,
-                                  "log": self._log.name, **secantus_package()})
+        self.info.details.update(
+            {"test_commands": self.test_commands, "pid": self.process.pid, "log": self._log.name, **secantus_package()}
+        )
         return self.info
 
     def _wait_until_answering(self) -> None:
@@ -62,16 +75,18 @@ class SecantusDaemon(TargetBase):
         with MongoClient(self.uri, serverSelectionTimeoutMS=500, directConnection=True) as probe:
             while True:
                 if self.process is not None and self.process.poll() is not None:
-                    raise TargetUnavailable(f"the SecantusDB daemon exited with {self.process.returncode}: "
-                                            f"{self._log_tail()}")
+                    raise TargetUnavailable(
+                        f"the SecantusDB daemon exited with {self.process.returncode}: {self._log_tail()}"
+                    )
                 try:
                     probe.admin.command("ping")
                     return
                 except PyMongoError:
                     if time.monotonic() > deadline:
                         self.stop()
-                        raise TargetUnavailable(f"the SecantusDB daemon did not answer within "
-                                                f"{_START_TIMEOUT_S:g}s: {self._log_tail()}") from None
+                        raise TargetUnavailable(
+                            f"the SecantusDB daemon did not answer within {_START_TIMEOUT_S:g}s: {self._log_tail()}"
+                        ) from None
                     time.sleep(0.1)
 
     def _log_tail(self) -> str:

@@ -21,8 +21,14 @@ from harness.targets.target_base import TargetBase, secantus_package, secantus_p
 class EmbeddedSecantus(TargetBase):
     kind = "embedded"
 
-    def __init__(self, name: str = "secantusdb", *, storage_path: str = ":memory:",
-                 enable_test_commands: bool = True, **server_options: Any) -> None:
+    def __init__(
+        self,
+        name: str = "secantusdb",
+        *,
+        storage_path: str = ":memory:",
+        enable_test_commands: bool = True,
+        **server_options: Any,
+    ) -> None:
         super().__init__(name)
         self.storage_path = storage_path
         self.enable_test_commands = enable_test_commands
@@ -42,15 +48,19 @@ class EmbeddedSecantus(TargetBase):
         if test_commands_configurable:
             options["enable_test_commands"] = self.enable_test_commands
         elif not self.enable_test_commands:
-            raise TargetUnavailable(f"secantusdb {secantus_package_version()} cannot turn test commands off "
-                                    "(its server takes no enable_test_commands option)")
+            raise TargetUnavailable(
+                f"secantusdb {secantus_package_version()} cannot turn test commands off "
+                "(its server takes no enable_test_commands option)"
+            )
         self.server = SecantusDBServer(**options)
         self.server.start()
         self.uri = self.server.uri
         self.connect_admin()
         self.info.details.update(secantus_package())
         # Releases before 0.7 have no switch: whether they accept configureFailPoint is probed by the run.
-        self.info.details["test_commands"] = self.enable_test_commands if test_commands_configurable else "release default"
+        self.info.details["test_commands"] = (
+            self.enable_test_commands if test_commands_configurable else "release default"
+        )
         self.info.details["log"] = self.log_path
         return self.info
 

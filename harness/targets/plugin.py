@@ -77,5 +77,10 @@ def _warm_up_embedded() -> None:
 
 def install(registry: Any) -> None:
     for name, (factory, help_text) in TARGETS.items():
-        registry.add_target(name, factory, help_text, isolated=name not in SHARED,
-                            warm_up=_warm_up_embedded if name in IN_PROCESS else None)
+        registry.add_target(
+            name,
+            factory,
+            help_text,
+            isolated=name not in SHARED,
+            warm_up=_warm_up_embedded if name in IN_PROCESS else None,
+        )

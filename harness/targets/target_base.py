@@ -50,7 +50,9 @@ def describe(admin: MongoClient, kind: str, name: str, uri: str) -> TargetInfo:
         hello = admin.admin.command("hello")
         build = admin.admin.command("buildInfo")
     except PyMongoError as exc:
-        raise TargetUnavailable(f"target {name} ({connection_strings.redact(uri)}) did not answer hello/buildInfo: {exc}") from exc
+        raise TargetUnavailable(
+            f"target {name} ({connection_strings.redact(uri)}) did not answer hello/buildInfo: {exc}"
+        ) from exc
     load_balanced = bool(admin.options.load_balanced)
     return TargetInfo(
         kind=kind,
@@ -104,7 +106,7 @@ class TargetBase:
         except PyMongoError:
             return None
 
-    def __enter__(self) -> "TargetBase":
+    def __enter__(self) -> TargetBase:
         self.start()
         return self
 

@@ -84,14 +84,19 @@ def table(rows: list[dict[str, Any]], columns: list[Column], element_id: str, em
         return f'<p class="empty" id="{element_id}">{escape(empty)}</p>'
     head = "".join(f"<th>{escape(c.heading)}</th>" for c in columns)
     body = "".join(
-        "<tr>" + "".join(f"<td{_cell_class(c, row.get(c.key))}>{escape(c.show(row.get(c.key)))}</td>"
-                         for c in columns) + "</tr>"
-        for row in rows)
-    return f'<div class="scroll"><table id="{element_id}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
+        "<tr>"
+        + "".join(f"<td{_cell_class(c, row.get(c.key))}>{escape(c.show(row.get(c.key)))}</td>" for c in columns)
+        + "</tr>"
+        for row in rows
+    )
+    return (
+        f'<div class="scroll"><table id="{element_id}">'
+        f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>"
+    )
 
 
 def shown(count: int, total: int, noun: str) -> str:
-    """"showing 50 of 1,234 tests" when cut, else "" (said under a table or plot)."""
+    """ "showing 50 of 1,234 tests" when cut, else "" (said under a table or plot)."""
     return f'<p class="note">showing {count:,} of {total:,} {escape(noun)}</p>' if total > count else ""
 
 
@@ -103,10 +108,13 @@ def section(element_id: str, title: str, intro: str, content: str) -> str:
 def page(title: str, subtitle: str, figures: list[tuple[str, str]], sections: list[tuple[str, str, str]]) -> str:
     """The whole document: header, headline figures, a contents bar, then each ``(id, title, html)`` section."""
     nav = "".join(f'<a href="#{element_id}">{escape(name)}</a>' for element_id, name, _ in sections)
-    boxes = "".join(f'<div class="figure"><b>{escape(value)}</b><span>{escape(label)}</span></div>'
-                    for value, label in figures)
+    boxes = "".join(
+        f'<div class="figure"><b>{escape(value)}</b><span>{escape(label)}</span></div>' for value, label in figures
+    )
     body = "".join(html for _, _, html in sections)
-    return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{escape(title)}</title>'
-            f'<meta name="viewport" content="width=device-width,initial-scale=1"><style>{STYLE}</style></head>'
-            f'<body><header><h1>{escape(title)}</h1><p>{escape(subtitle)}</p></header><nav>{nav}</nav>'
-            f'<main><div class="summary" id="figures">{boxes}</div>{body}</main></body></html>')
+    return (
+        f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{escape(title)}</title>'
+        f'<meta name="viewport" content="width=device-width,initial-scale=1"><style>{STYLE}</style></head>'
+        f"<body><header><h1>{escape(title)}</h1><p>{escape(subtitle)}</p></header><nav>{nav}</nav>"
+        f'<main><div class="summary" id="figures">{boxes}</div>{body}</main></body></html>'
+    )

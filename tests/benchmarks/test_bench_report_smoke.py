@@ -34,19 +34,29 @@ def _lines(directory: Path) -> list[str]:
 def _reference(details: bool) -> dict:
     """A record as the harness builds it: a spec-test verdict, or a campaign record (with ``details``)."""
     extra = {"labels": {}} if details else {"expectations_file": "x.yml", "labels": {}}
-    provenance = RunProvenance(run_id="r", target={"kind": "embedded"}, driver={"name": "pymongo", "version": "4"},
-                               extra=extra)
-    return make_record(provenance, format="campaign" if details else "unified", file="f", test="t", test_id="u/f::t",
-                       outcome="passed", message="", started_at="2026-01-01T00:00:00.000+00:00", duration_s=0.1,
-                       expectation=None if details else {"expected": True, "kind": "pass", "reason": ""},
-                       details={"seed": 1} if details else None)
+    provenance = RunProvenance(
+        run_id="r", target={"kind": "embedded"}, driver={"name": "pymongo", "version": "4"}, extra=extra
+    )
+    return make_record(
+        provenance,
+        format="campaign" if details else "unified",
+        file="f",
+        test="t",
+        test_id="u/f::t",
+        outcome="passed",
+        message="",
+        started_at="2026-01-01T00:00:00.000+00:00",
+        duration_s=0.1,
+        expectation=None if details else {"expected": True, "kind": "pass", "reason": ""},
+        details={"seed": 1} if details else None,
+    )
 
 
 def test_records_have_the_harness_schema_and_serialisation(synthetic):
     lines = _lines(synthetic)
     assert len(lines) == ROWS
     records = [json.loads(line) for line in lines]
-    for line, record in zip(lines, records):
+    for line, record in zip(lines, records, strict=True):
         assert list(record) == list(_reference(record["format"] == "campaign")), record["test_id"]
         assert record_line(record) == line  # byte for byte what the results store writes
     first = records[0]

@@ -16,8 +16,8 @@ from types import SimpleNamespace
 import pytest
 
 import prose_tests
-from faults.wire.shaping_route import replica_set_for_test
 from faults.wire.replica_set import ReplicaSetConfigError
+from faults.wire.shaping_route import replica_set_for_test
 
 CHECKS = {prose_tests.check_id(check): check for check in prose_tests.CHECKS}
 
@@ -51,8 +51,9 @@ def test_pymongo_sends_no_kill_cursors_after_a_state_change_error(embedded_run) 
 
 def test_a_target_that_is_no_replica_set_member_skips_prose_6(embedded_run, monkeypatch) -> None:
     target = embedded_run.target
-    single = dataclasses.replace(target.info, topology="single",
-                                 details={k: v for k, v in target.info.details.items() if k != "setName"})
+    single = dataclasses.replace(
+        target.info, topology="single", details={k: v for k, v in target.info.details.items() if k != "setName"}
+    )
     monkeypatch.setattr(target, "info", single)
     result = embedded_run.run_test(CHECKS["6"])
     assert result.outcome == "skipped"

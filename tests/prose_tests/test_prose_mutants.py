@@ -18,17 +18,16 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from pymongo import change_stream_shared, cursor_shared
+from pymongo import ReadPreference, change_stream_shared, cursor_shared
 from pymongo.cursor_shared import _CursorAddress
 from pymongo.errors import InvalidOperation, PyMongoError
-from pymongo import ReadPreference
 from pymongo.synchronous import change_stream as sync_change_stream
 from pymongo.synchronous import command_cursor as sync_command_cursor
 from pymongo.synchronous.mongo_client import MongoClient
 
+import prose_tests
 from harness.engine.run import Check, HarnessRun, RunOptions
 from harness.engine.spec_runner import RunSettings
-import prose_tests
 
 ChangeStream = sync_change_stream.ChangeStream
 AnyChangeStream = change_stream_shared._AgnosticChangeStream
@@ -197,8 +196,11 @@ def operation_time_overrides_user_time(mp: pytest.MonkeyPatch) -> None:
 
     def _process_result(self: Any, result: Any) -> None:
         original(self, result)
-        if not result["cursor"]["firstBatch"] and "postBatchResumeToken" not in result["cursor"] \
-                and self._resume_token is None:
+        if (
+            not result["cursor"]["firstBatch"]
+            and "postBatchResumeToken" not in result["cursor"]
+            and self._resume_token is None
+        ):
             self._start_at_operation_time = result.get("operationTime")
 
     mp.setattr(AnyChangeStream, "_process_result", _process_result)
@@ -289,19 +291,29 @@ def second_kill_cursors_error_raised(mp: pytest.MonkeyPatch) -> None:
 
 def user_pipeline_ignored(mp: pytest.MonkeyPatch) -> None:
     """The driver sends $changeStream alone and drops the stages the application gave."""
-    mp.setattr(AnyChangeStream, "_aggregation_pipeline", lambda self: [{"$changeStream": self._change_stream_options()}])
+    mp.setattr(
+        AnyChangeStream, "_aggregation_pipeline", lambda self: [{"$changeStream": self._change_stream_options()}]
+    )
 
 
 def resume_with_primary(mp: pytest.MonkeyPatch) -> None:
     """The resume selects a server with read preference primary, whatever the stream was created with."""
-    _resume_with(mp, lambda stream: setattr(stream, "_target",
-                                            stream._target.with_options(read_preference=ReadPreference.PRIMARY)))
+    _resume_with(
+        mp,
+        lambda stream: setattr(stream, "_target", stream._target.with_options(read_preference=ReadPreference.PRIMARY)),
+    )
 
 
 def resume_forgets_read_preference(mp: pytest.MonkeyPatch) -> None:
     """The resume uses the client's read preference (here the default, primary), not the stream's."""
-    _resume_with(mp, lambda stream: setattr(stream, "_target", stream._target.with_options(
-        read_preference=stream._target.database.client.read_preference)))
+    _resume_with(
+        mp,
+        lambda stream: setattr(
+            stream,
+            "_target",
+            stream._target.with_options(read_preference=stream._target.database.client.read_preference),
+        ),
+    )
 
 
 def resume_on_same_member(mp: pytest.MonkeyPatch) -> None:
@@ -315,10 +327,20 @@ def resume_on_same_member(mp: pytest.MonkeyPatch) -> None:
             pass
         with self._client._tmp_session(self._session) as session:
             command = self._aggregation_command_class(
-                self._target, sync_command_cursor.CommandCursor, self._aggregation_pipeline(),
-                self._command_options(), result_processor=self._process_result, comment=self._comment)
-            self._cursor = self._client._retryable_read(command.get_cursor, self._target._read_preference_for(session),
-                                                        session, operation="aggregate", address=address)
+                self._target,
+                sync_command_cursor.CommandCursor,
+                self._aggregation_pipeline(),
+                self._command_options(),
+                result_processor=self._process_result,
+                comment=self._comment,
+            )
+            self._cursor = self._client._retryable_read(
+                command.get_cursor,
+                self._target._read_preference_for(session),
+                session,
+                operation="aggregate",
+                address=address,
+            )
 
     mp.setattr(ChangeStream, "_resume", _resume)
 
@@ -394,12 +416,17 @@ def test_pristine_driver(run: HarnessRun, check_id: str) -> None:
     assert result.outcome == expected, result.message
 
 
-@pytest.mark.parametrize("check_id,mutant", [(check_id, mutant) for check_id, mutants in MUTANTS.items()
-                                              for mutant in mutants],
-                         ids=lambda value: value if isinstance(value, str) else value.__name__)
-def test_mutant_fails_the_check(run: HarnessRun, monkeypatch: pytest.MonkeyPatch, check_id: str,
-                                mutant: Mutant) -> None:
+@pytest.mark.parametrize(
+    "check_id,mutant",
+    [(check_id, mutant) for check_id, mutants in MUTANTS.items() for mutant in mutants],
+    ids=lambda value: value if isinstance(value, str) else value.__name__,
+)
+def test_mutant_fails_the_check(
+    run: HarnessRun, monkeypatch: pytest.MonkeyPatch, check_id: str, mutant: Mutant
+) -> None:
     check: Check = CHECKS[check_id]
     mutant(monkeypatch)
     result = run.run_test(check)
-    assert result.outcome == "failed", f"{mutant.__name__} should make {check.name!r} fail: {result.outcome} {result.message}"
+    assert result.outcome == "failed", (
+        f"{mutant.__name__} should make {check.name!r} fail: {result.outcome} {result.message}"
+    )

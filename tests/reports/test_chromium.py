@@ -20,15 +20,24 @@ import pytest
 from tests.spark_support import REGRESSED, REGRESSION_MESSAGE, matrix_records, write_jsonl
 
 CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
-FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync", "--window-size=1400,1000")
+FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--window-size=1400,1000",
+)
 
 
 def _missing() -> str | None:
     if not (CHROMIUM.exists() and CHROMEDRIVER.exists()):
         return "Debian chromium and chromium-driver are not installed (apt-get install -y chromium chromium-driver)"
     try:
-        import selenium  # noqa: F401
+        import selenium  # noqa: F401 - imported only to learn whether it is installed
     except ImportError:
         return "selenium is not installed (pip install -e '.[reports-test]')"
     return None
@@ -83,8 +92,15 @@ def test_a_person_sees_the_regression_the_heat_map_and_nothing_is_fetched(page, 
     browser.get(url)
     assert browser.title == "Nightly matrix"
     text = browser.find_element(By.TAG_NAME, "body").text
-    for heading in ("Pass rate per cell", "Tests x cells", "Regressions", "Flaky tests", "Failures by cause",
-                    "Fault survival (campaigns)", "Run history"):
+    for heading in (
+        "Pass rate per cell",
+        "Tests x cells",
+        "Regressions",
+        "Flaky tests",
+        "Failures by cause",
+        "Fault survival (campaigns)",
+        "Run history",
+    ):
         assert heading in text
 
     regressions = browser.find_element(By.ID, "regressions-table")

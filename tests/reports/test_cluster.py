@@ -9,7 +9,6 @@ process), exactly as a user runs it.
 
 from __future__ import annotations
 
-from tests.paths import REPO
 import os
 import socket
 import subprocess
@@ -19,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO
+from tests.paths import REPO
 from tests.spark_support import matrix_records, write_jsonl
 
 STARTUP_S = 90
@@ -52,16 +51,42 @@ def wait_for(log: Path, text: str, process: subprocess.Popen) -> None:
 def cluster(spark, tmp_path):
     """A standalone master and one worker on loopback; yields the master URL; both are stopped afterwards."""
     home = spark_home()
-    env = dict(os.environ, SPARK_HOME=str(home), SPARK_LOCAL_IP="127.0.0.1", SPARK_NO_DAEMONIZE="1",
-               SPARK_WORKER_DIR=str(tmp_path / "worker"), PYSPARK_PYTHON=sys.executable)
+    env = dict(
+        os.environ,
+        SPARK_HOME=str(home),
+        SPARK_LOCAL_IP="127.0.0.1",
+        SPARK_NO_DAEMONIZE="1",
+        SPARK_WORKER_DIR=str(tmp_path / "worker"),
+        PYSPARK_PYTHON=sys.executable,
+    )
     master_port, worker_port = free_port(), free_port()
     url = f"spark://127.0.0.1:{master_port}"
     commands = {
-        "master": ["org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port", str(master_port),
-                   "--webui-port", str(free_port())],
-        "worker": ["org.apache.spark.deploy.worker.Worker", url, "--host", "127.0.0.1", "--port", str(worker_port),
-                   "--webui-port", str(free_port()), "--cores", "2", "--memory", "2g",
-                   "--work-dir", str(tmp_path / "worker")],
+        "master": [
+            "org.apache.spark.deploy.master.Master",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(master_port),
+            "--webui-port",
+            str(free_port()),
+        ],
+        "worker": [
+            "org.apache.spark.deploy.worker.Worker",
+            url,
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(worker_port),
+            "--webui-port",
+            str(free_port()),
+            "--cores",
+            "2",
+            "--memory",
+            "2g",
+            "--work-dir",
+            str(tmp_path / "worker"),
+        ],
     }
     ready = {"master": "I have been elected leader", "worker": "Successfully registered with master"}
     started: list[subprocess.Popen] = []
@@ -69,8 +94,15 @@ def cluster(spark, tmp_path):
         for role, arguments in commands.items():
             log = tmp_path / f"{role}.log"
             with open(log, "w") as sink:
-                started.append(subprocess.Popen([str(home / "bin" / "spark-class"), *arguments], env=env,
-                                                stdout=sink, stderr=subprocess.STDOUT, cwd=tmp_path))
+                started.append(
+                    subprocess.Popen(
+                        [str(home / "bin" / "spark-class"), *arguments],
+                        env=env,
+                        stdout=sink,
+                        stderr=subprocess.STDOUT,
+                        cwd=tmp_path,
+                    )
+                )
             wait_for(log, ready[role], started[-1])
         yield url
     finally:
@@ -94,9 +126,25 @@ def test_the_same_tables_on_a_standalone_cluster_as_in_local_mode(spark, cluster
     write_jsonl(runs / "results.jsonl", matrix_records(repeats=2), ['{"torn'])
     local = run_report(spark, [str(runs)], tmp_path / "local")
 
-    done = subprocess.run([sys.executable, "-m", "harness.app.cli", "report", str(runs), "--out", str(tmp_path / "remote"),
-                           "--master", cluster, "--driver-memory", "1g"],
-                          cwd=REPO, capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "harness.app.cli",
+            "report",
+            str(runs),
+            "--out",
+            str(tmp_path / "remote"),
+            "--master",
+            cluster,
+            "--driver-memory",
+            "1g",
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stdout + done.stderr[-5000:]
     assert f"report: {tmp_path / 'remote' / 'report.html'}" in done.stdout
     assert "3 regression(s)" in done.stdout

@@ -14,12 +14,23 @@ def table(spark):
     from reports.flakiness import flakiness
 
     failing_runs = {3, 4, 11}  # three failures in twenty, two of them back to back: four transitions
-    recs = [record(FLAKY, "failed" if n in failing_runs else "passed", f"timeout {n}" if n in failing_runs else "",
-                   run_id=f"r{n:02}", started_at=at(n)) for n in range(20)]
-    recs += [record(ONCE, "failed", "boom", run_id="x", started_at=at(0)),
-             record(SOLID, "passed", run_id="y"), record(SOLID, "skipped", run_id="z"),
-             record(BROKEN, "error", "e1", run_id="b1", started_at=at(0)),
-             record(BROKEN, "failed", "e2", run_id="b2", started_at=at(1))]
+    recs = [
+        record(
+            FLAKY,
+            "failed" if n in failing_runs else "passed",
+            f"timeout {n}" if n in failing_runs else "",
+            run_id=f"r{n:02}",
+            started_at=at(n),
+        )
+        for n in range(20)
+    ]
+    recs += [
+        record(ONCE, "failed", "boom", run_id="x", started_at=at(0)),
+        record(SOLID, "passed", run_id="y"),
+        record(SOLID, "skipped", run_id="z"),
+        record(BROKEN, "error", "e1", run_id="b1", started_at=at(0)),
+        record(BROKEN, "failed", "e2", run_id="b2", started_at=at(1)),
+    ]
     return {r["test_id"]: r for r in flakiness(verdicts_frame(spark, recs)).collect()}
 
 
@@ -45,6 +56,14 @@ def test_stable_and_failing_and_skips_do_not_count_as_runs(table):
 def test_the_flaky_test_is_listed_first(spark, table):
     from reports.flakiness import flakiness
 
-    first = flakiness(verdicts_frame(spark, [record(ONCE, "failed", "x"), record(FLAKY, "failed", "y", run_id="a"),
-                                             record(FLAKY, "passed", run_id="b")])).first()
+    first = flakiness(
+        verdicts_frame(
+            spark,
+            [
+                record(ONCE, "failed", "x"),
+                record(FLAKY, "failed", "y", run_id="a"),
+                record(FLAKY, "passed", run_id="b"),
+            ],
+        )
+    ).first()
     assert first["test_id"] == FLAKY

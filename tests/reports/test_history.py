@@ -8,12 +8,25 @@ from tests.spark_support import at, record, verdicts_frame
 def test_runs_in_time_order_with_counts(spark):
     from reports.history import runs
 
-    recs = [record("u/a::1", "passed", run_id="late", started_at=at(30)),
-            record("u/a::2", "failed", "x", run_id="late", started_at=at(31)),
-            record("u/a::1", "passed", run_id="early", started_at=at(0), labels={"cell": "c1", "repeat": "1"}),
-            record("u/a::2", "skipped", run_id="early", started_at=at(1), labels={"cell": "c1", "repeat": "1"})]
-    got = [(r["run_id"], r["started_at"].minute, r["ended_at"].minute, r["verdicts"], r["passed"], r["pass_rate"],
-            r["cell_label"], r["repeat"]) for r in runs(verdicts_frame(spark, recs)).collect()]
+    recs = [
+        record("u/a::1", "passed", run_id="late", started_at=at(30)),
+        record("u/a::2", "failed", "x", run_id="late", started_at=at(31)),
+        record("u/a::1", "passed", run_id="early", started_at=at(0), labels={"cell": "c1", "repeat": "1"}),
+        record("u/a::2", "skipped", run_id="early", started_at=at(1), labels={"cell": "c1", "repeat": "1"}),
+    ]
+    got = [
+        (
+            r["run_id"],
+            r["started_at"].minute,
+            r["ended_at"].minute,
+            r["verdicts"],
+            r["passed"],
+            r["pass_rate"],
+            r["cell_label"],
+            r["repeat"],
+        )
+        for r in runs(verdicts_frame(spark, recs)).collect()
+    ]
     assert got == [("early", 0, 1, 2, 1, 1.0, "c1", 1), ("late", 30, 31, 2, 1, 0.5, None, None)]
 
 

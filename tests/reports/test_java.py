@@ -15,13 +15,14 @@ def fake_java(directory: Path, version: str) -> Path:
     """A ``java`` that reports ``version`` the way the real one does (on stderr)."""
     directory.mkdir(parents=True, exist_ok=True)
     java = directory / "java"
-    java.write_text(f'#!/bin/sh\necho \'openjdk version "{version}" 2021-01-19\' >&2\n')
+    java.write_text(f"#!/bin/sh\necho 'openjdk version \"{version}\" 2021-01-19' >&2\n")
     java.chmod(java.stat().st_mode | stat.S_IXUSR)
     return java
 
 
-@pytest.mark.parametrize(("text", "major"), [("17.0.15", 17), ("21", 21), ("1.8.0_292", 8), ("11.0.2", 11),
-                                             ("17-ea", 17)])
+@pytest.mark.parametrize(
+    ("text", "major"), [("17.0.15", 17), ("21", 21), ("1.8.0_292", 8), ("11.0.2", 11), ("17-ea", 17)]
+)
 def test_major_version_reads_old_and_new_numbering(text, major):
     assert major_version(text) == major
 
@@ -58,8 +59,9 @@ def test_java_home_without_java_is_named(tmp_path):
 
 
 def test_the_real_java_here_is_new_enough():
-    if not any(os.access(Path(p) / "java", os.X_OK) for p in os.environ.get("PATH", "").split(os.pathsep)) \
-            and not os.environ.get("JAVA_HOME"):
+    if not any(
+        os.access(Path(p) / "java", os.X_OK) for p in os.environ.get("PATH", "").split(os.pathsep)
+    ) and not os.environ.get("JAVA_HOME"):
         pytest.skip("no java on this machine")
     assert check_java().major >= MINIMUM_JAVA
 

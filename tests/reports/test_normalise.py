@@ -16,11 +16,20 @@ def one(spark, rec):
 
 
 def test_a_record_becomes_one_verdict_with_its_axes(spark):
-    row = one(spark, record("unified/change-streams-errors::Change Stream should error", "failed",
-                            "OperationFailure, code 280 (ChangeStreamFatalError): cannot resume",
-                            run_id="r1", driver_version="4.10.0", target_version="0.7.0b3", started_at=at(0),
-                            labels={"matrix": "m1", "cell": "pymongo-4.10.0+secantusdb-0.7.0b3", "repeat": "2"},
-                            expected=True))
+    row = one(
+        spark,
+        record(
+            "unified/change-streams-errors::Change Stream should error",
+            "failed",
+            "OperationFailure, code 280 (ChangeStreamFatalError): cannot resume",
+            run_id="r1",
+            driver_version="4.10.0",
+            target_version="0.7.0b3",
+            started_at=at(0),
+            labels={"matrix": "m1", "cell": "pymongo-4.10.0+secantusdb-0.7.0b3", "repeat": "2"},
+            expected=True,
+        ),
+    )
     assert row["spec_file"] == "unified/change-streams-errors"
     assert row["format"] == "unified" and row["outcome"] == "failed" and row["source"] == "jsonl"
     assert (row["driver_name"], row["driver_version"]) == ("pymongo", "4.10.0")
@@ -44,19 +53,43 @@ def test_a_real_server_target_uses_the_server_version_and_network_faults_mark_th
 
 def test_a_campaign_stays_in_the_cell_it_ran_in_although_it_brings_its_own_toxiproxy(spark):
     spec = one(spark, record())
-    campaign = one(spark, record("campaign/campaign::seed=7 events=300", fmt="campaign", network_faults=True,
-                                 details={"events": 300, "resumes": 1, "faults": [], "anomalies": []}))
+    campaign = one(
+        spark,
+        record(
+            "campaign/campaign::seed=7 events=300",
+            fmt="campaign",
+            network_faults=True,
+            details={"events": 300, "resumes": 1, "faults": [], "anomalies": []},
+        ),
+    )
     assert campaign["network_faults"] is True
     assert campaign["cell"] == spec["cell"] == "pymongo 4.9.0 / secantusdb 0.7.0 replicaset native"
 
 
 def test_campaign_details_are_counted(spark):
-    row = one(spark, record("campaign/campaign::seed=1 events=300", "failed", "1 gap", fmt="campaign",
-                            details={"events": 300, "resumes": 3, "disallowed_errors": 1,
-                                     "faults": [{"kind": "resumable_error"}, {"kind": "restart"}],
-                                     "anomalies": [{"kind": "gap", "seq": 7}]}))
+    row = one(
+        spark,
+        record(
+            "campaign/campaign::seed=1 events=300",
+            "failed",
+            "1 gap",
+            fmt="campaign",
+            details={
+                "events": 300,
+                "resumes": 3,
+                "disallowed_errors": 1,
+                "faults": [{"kind": "resumable_error"}, {"kind": "restart"}],
+                "anomalies": [{"kind": "gap", "seq": 7}],
+            },
+        ),
+    )
     assert (row["faults_injected"], row["resumes"], row["anomalies"], row["disallowed_errors"], row["events"]) == (
-        2, 3, 1, 1, 300)
+        2,
+        3,
+        1,
+        1,
+        300,
+    )
 
 
 def test_message_patterns_forget_numbers_ids_ports_and_quoted_values(spark):
@@ -71,11 +104,15 @@ def test_message_patterns_forget_numbers_ids_ports_and_quoted_values(spark):
     ]
     frame = spark.createDataFrame([(m,) for m in messages], "message string")
     patterns = [r[0] for r in frame.select(message_pattern(F.col("message"))).collect()]
-    assert patterns[0] == patterns[1] == \
-        "OperationFailure, code <n> (CursorNotFound): cursor id <n> not found on <ip>:<port> '<str>'"
-    assert patterns[2].endswith("not found on localhost:<port> \"<str>\"")
-    oid = spark.createDataFrame([("document 65a1b2c3d4e5f60718293a4b at 0x7f3a9c and token 8263A1F2000000012B",)],
-                                "message string")
+    assert (
+        patterns[0]
+        == patterns[1]
+        == "OperationFailure, code <n> (CursorNotFound): cursor id <n> not found on <ip>:<port> '<str>'"
+    )
+    assert patterns[2].endswith('not found on localhost:<port> "<str>"')
+    oid = spark.createDataFrame(
+        [("document 65a1b2c3d4e5f60718293a4b at 0x7f3a9c and token 8263A1F2000000012B",)], "message string"
+    )
     assert oid.select(message_pattern(F.col("message"))).first()[0] == "document <oid> at <hex> and token <hex>"
 
 

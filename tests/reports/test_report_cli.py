@@ -9,7 +9,6 @@ right pass rates.
 
 from __future__ import annotations
 
-from tests.paths import REPO
 import contextlib
 import io
 import json
@@ -20,7 +19,8 @@ from pathlib import Path
 import pytest
 
 from harness.app.cli import main
-from tests.conftest import LEGACY_DIR, REPO, require_shared_specs
+from tests.conftest import LEGACY_DIR, require_shared_specs
+from tests.paths import REPO
 
 NEWER = "99.1.0"
 FAILURE = "OperationFailure, code 280 (ChangeStreamFatalError): cannot resume the stream"
@@ -32,11 +32,46 @@ def results(tmp_path_factory):
     require_shared_specs()
     runs = tmp_path_factory.mktemp("runs")
     for repeat in (1, 2):
-        assert main(["run", "--specs", str(LEGACY_DIR), "-k", "errors", "-q", "--results", str(runs / f"r{repeat}.jsonl"),
-                     "--label", "matrix=e2e", "--label", f"repeat={repeat}"]) == 0
-    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--specs", str(LEGACY_DIR),
-                           "-k", "errors", f"--junitxml={runs / 'junit.xml'}", "--rootdir", str(runs)],
-                          cwd=runs, capture_output=True, text=True, timeout=300)
+        assert (
+            main(
+                [
+                    "run",
+                    "--specs",
+                    str(LEGACY_DIR),
+                    "-k",
+                    "errors",
+                    "-q",
+                    "--results",
+                    str(runs / f"r{repeat}.jsonl"),
+                    "--label",
+                    "matrix=e2e",
+                    "--label",
+                    f"repeat={repeat}",
+                ]
+            )
+            == 0
+        )
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "--specs",
+            str(LEGACY_DIR),
+            "-k",
+            "errors",
+            f"--junitxml={runs / 'junit.xml'}",
+            "--rootdir",
+            str(runs),
+        ],
+        cwd=runs,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     records = [json.loads(line) for line in (runs / "r1.jsonl").read_text().splitlines()]
     passing = next(r for r in records if r["outcome"] == "passed")
@@ -46,8 +81,12 @@ def results(tmp_path_factory):
         if rec["test_id"] == passing["test_id"]:
             rec["outcome"], rec["message"] = "failed", FAILURE
     (runs / "newer.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
-    return {"dir": runs, "records": records, "regressed": passing["test_id"],
-            "driver": json.loads((runs / "r2.jsonl").read_text().splitlines()[0])["driver"]["version"]}
+    return {
+        "dir": runs,
+        "records": records,
+        "regressed": passing["test_id"],
+        "driver": json.loads((runs / "r2.jsonl").read_text().splitlines()[0])["driver"]["version"],
+    }
 
 
 def table(spark, out: Path, name: str) -> list[dict]:
@@ -60,8 +99,18 @@ def report(spark, results, tmp_path_factory):
     out = tmp_path_factory.mktemp("report")
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
-        status = main(["report", str(results["dir"]), "--out", str(out), "--title", "e2e",
-                       "--baseline", str(results["dir"] / "r1.jsonl")])
+        status = main(
+            [
+                "report",
+                str(results["dir"]),
+                "--out",
+                str(out),
+                "--title",
+                "e2e",
+                "--baseline",
+                str(results["dir"] / "r1.jsonl"),
+            ]
+        )
     return out, status, printed.getvalue()
 
 
@@ -69,15 +118,30 @@ def test_the_report_exits_0_and_writes_the_page_and_every_table(report):
     out, status, _ = report
     assert status == 0
     assert (out / "report.html").stat().st_size > 1000
-    for name in ("cells", "cell_files", "cell_tests", "version_status", "first_pass", "transitions", "flakiness",
-                 "failure_clusters", "fault_survival", "baseline_diff", "runs", "unbuilt_cells", "input_problems"):
+    for name in (
+        "cells",
+        "cell_files",
+        "cell_tests",
+        "version_status",
+        "first_pass",
+        "transitions",
+        "flakiness",
+        "failure_clusters",
+        "fault_survival",
+        "baseline_diff",
+        "runs",
+        "unbuilt_cells",
+        "input_problems",
+    ):
         assert (out / "tables" / name).is_dir() and (out / "tables" / f"{name}.csv").is_file(), name
 
 
 def test_cells_and_pass_rates(spark, report, results):
     out, _, _ = report
-    cells = [(r["driver_version"], r["runs"], r["passed"], r["failed"], r["skipped"], r["pass_rate"])
-             for r in table(spark, out, "cells")]
+    cells = [
+        (r["driver_version"], r["runs"], r["passed"], r["failed"], r["skipped"], r["pass_rate"])
+        for r in table(spark, out, "cells")
+    ]
     assert cells == [(results["driver"], 3, 9, 0, 3, 1.0), (NEWER, 1, 2, 1, 1, 2 / 3)]
 
 
@@ -85,9 +149,14 @@ def test_the_regression_is_found_with_the_test_and_its_message(spark, report, re
     out, _, _ = report
     regressions = [r for r in table(spark, out, "transitions") if r["change"] == "regression"]
     assert [(r["axis"], r["test_id"], r["previous_version"], r["version"], r["message"]) for r in regressions] == [
-        ("driver_version", results["regressed"], results["driver"], NEWER, FAILURE)]
+        ("driver_version", results["regressed"], results["driver"], NEWER, FAILURE)
+    ]
     [cluster] = table(spark, out, "failure_clusters")
-    assert (cluster["error_code"], cluster["error_code_name"], cluster["failures"]) == (280, "ChangeStreamFatalError", 1)
+    assert (cluster["error_code"], cluster["error_code_name"], cluster["failures"]) == (
+        280,
+        "ChangeStreamFatalError",
+        1,
+    )
 
 
 def test_junit_and_json_lines_give_the_same_verdicts(spark, report, results):
@@ -111,8 +180,16 @@ def test_the_summary_says_where_and_what(report, results):
 def test_bad_inputs_are_named_the_rest_is_reported_and_the_exit_is_2(spark, results, tmp_path, capsys):
     garbage = tmp_path / "garbage.jsonl"
     garbage.write_text("this is not a record\n")
-    status = main(["report", str(results["dir"] / "r1.jsonl"), str(garbage), str(tmp_path / "missing.jsonl"),
-                   "--out", str(tmp_path / "out")])
+    status = main(
+        [
+            "report",
+            str(results["dir"] / "r1.jsonl"),
+            str(garbage),
+            str(tmp_path / "missing.jsonl"),
+            "--out",
+            str(tmp_path / "out"),
+        ]
+    )
     assert status == 2
     captured = capsys.readouterr()
     assert f"input problem: {tmp_path / 'missing.jsonl'}: does not exist" in captured.out
@@ -144,8 +221,10 @@ def test_append_to_grows_a_history_once_per_run(spark, results, tmp_path, capsys
 def test_baseline_diff_names_the_newly_failing_test(spark, report, results):
     out, _, _ = report
     # run 1's cell is unchanged; the newer driver is a new cell, where only the failing test is news
-    diff = [(r["test_id"], r["cell"].split(" ")[1], r["baseline_status"], r["change"])
-            for r in table(spark, out, "baseline_diff")]
+    diff = [
+        (r["test_id"], r["cell"].split(" ")[1], r["baseline_status"], r["change"])
+        for r in table(spark, out, "baseline_diff")
+    ]
     assert diff == [(results["regressed"], NEWER, "absent", "newly failing")]
 
 

@@ -11,19 +11,26 @@ def test_tables_are_parquet_and_a_single_csv_with_lists_as_text(spark, tmp_path)
 
     clusters = spark.createDataFrame(
         [(3, ["u/a::1", "u/a::2"], 'x, "quoted"\nline', datetime(2026, 1, 5, 10, 0), True), (1, [], None, None, None)],
-        "failures int, test_ids array<string>, example string, at timestamp, flag boolean")
+        "failures int, test_ids array<string>, example string, at timestamp, flag boolean",
+    )
     empty = spark.createDataFrame([], "cell string, pass_rate double")
     kept = write_tables({"failure_clusters": clusters, "cells": empty}, tmp_path)
     assert (kept["failure_clusters"].total, kept["cells"].total, kept["cells"].rows) == (2, 0, [])
     assert kept["failure_clusters"].rows[0]["test_ids"] == ["u/a::1", "u/a::2"]
     assert spark.read.parquet(str(tmp_path / "tables" / "failure_clusters")).schema == clusters.schema
     with open(tmp_path / "tables" / "failure_clusters.csv", newline="") as handle:
-        assert list(csv.reader(handle)) == [["failures", "test_ids", "example", "at", "flag"],
-                                            ["3", "u/a::1; u/a::2", 'x, "quoted"\nline', "2026-01-05T10:00:00", "true"],
-                                            ["1", "", "", "", ""]]
+        assert list(csv.reader(handle)) == [
+            ["failures", "test_ids", "example", "at", "flag"],
+            ["3", "u/a::1; u/a::2", 'x, "quoted"\nline', "2026-01-05T10:00:00", "true"],
+            ["1", "", "", "", ""],
+        ]
     assert (tmp_path / "tables" / "cells.csv").read_text().strip() == "cell,pass_rate"
     assert sorted(p.name for p in (tmp_path / "tables").iterdir()) == [
-        "cells", "cells.csv", "failure_clusters", "failure_clusters.csv"]
+        "cells",
+        "cells.csv",
+        "failure_clusters",
+        "failure_clusters.csv",
+    ]
 
 
 def test_the_page_keeps_a_capped_number_of_rows_but_the_csv_has_all(spark, tmp_path, monkeypatch):

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from bson import json_util
-from bson.json_util import JSONOptions, JSONMode
+from bson.json_util import JSONMode, JSONOptions
 
 from harness.core.model import _Marker
 

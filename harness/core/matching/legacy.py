@@ -108,7 +108,7 @@ class LegacyComparator:
         return match(expected, error_document(error), path)
 
     def match_event(self, expected: dict[str, Any], actual: Any, path: str, context: Any = None) -> list[Mismatch]:
-        (kind, body), = expected.items()
+        ((kind, body),) = expected.items()
         if kind != actual.kind:
             return [Mismatch(path, kind, actual.kind, "event kind differs")]
         return match(body, event_document(actual), child_path(path, kind))

@@ -38,8 +38,9 @@ def failure_is_redacted(failure: Any) -> bool | None:
     return False
 
 
-def match_log_message(matcher: Matcher, expected: dict[str, Any], actual: ObservedLogMessage,
-                      path: str) -> list[Mismatch]:
+def match_log_message(
+    matcher: Matcher, expected: dict[str, Any], actual: ObservedLogMessage, path: str
+) -> list[Mismatch]:
     unknown = sorted(set(expected) - _KEYS)
     if unknown:
         raise UnsupportedAssertion(f"{path}: log message assertion(s) {unknown} are not supported by this runner")
@@ -50,30 +51,54 @@ def match_log_message(matcher: Matcher, expected: dict[str, Any], actual: Observ
     if "failureIsRedacted" in expected:
         redacted = failure_is_redacted(actual.data.get("failure"))
         if redacted is None:
-            found.append(Mismatch(child_path(path, "failureIsRedacted"), expected["failureIsRedacted"], None,
-                                  "the message has no failure"))
+            found.append(
+                Mismatch(
+                    child_path(path, "failureIsRedacted"),
+                    expected["failureIsRedacted"],
+                    None,
+                    "the message has no failure",
+                )
+            )
         elif redacted != expected["failureIsRedacted"]:
-            found.append(Mismatch(child_path(path, "failureIsRedacted"), expected["failureIsRedacted"], redacted,
-                                  f"failure is {show(actual.data.get('failure'), 120)}"))
+            found.append(
+                Mismatch(
+                    child_path(path, "failureIsRedacted"),
+                    expected["failureIsRedacted"],
+                    redacted,
+                    f"failure is {show(actual.data.get('failure'), 120)}",
+                )
+            )
     found.extend(matcher.match(expected.get("data", {}), actual.data, child_path(path, "data"), root=True))
     return found
 
 
-def match_log_messages(expectation: LogExpectation, observed: list[ObservedLogMessage], path: str,
-                       context: Any = None) -> list[Mismatch]:
+def match_log_messages(
+    expectation: LogExpectation, observed: list[ObservedLogMessage], path: str, context: Any = None
+) -> list[Mismatch]:
     """Every mismatch between what ``expectation`` asks and the messages observed (empty: they agree)."""
     matcher = Matcher(context)
-    kept = [message for message in observed
-            if not any(not match_log_message(matcher, ignored, message, "ignoreMessages")
-                       for ignored in expectation.ignore_messages)]
+    kept = [
+        message
+        for message in observed
+        if not any(
+            not match_log_message(matcher, ignored, message, "ignoreMessages")
+            for ignored in expectation.ignore_messages
+        )
+    ]
     found: list[Mismatch] = []
     for index, expected in enumerate(expectation.messages):
         where = f"{path}.messages[{index}]"
         if index >= len(kept):
-            return found + [Mismatch(where, expected, None, f"only {len(kept)} message(s) were logged")]
+            return [*found, Mismatch(where, expected, None, f"only {len(kept)} message(s) were logged")]
         found.extend(match_log_message(matcher, expected, kept[index], where))
-    extra = kept[len(expectation.messages):]
+    extra = kept[len(expectation.messages) :]
     if extra and not expectation.ignore_extra_messages:
-        found.append(Mismatch(f"{path}.messages", len(expectation.messages), len(kept),
-                              f"{len(extra)} unexpected extra message(s): {[m.summary() for m in extra][:5]}"))
+        found.append(
+            Mismatch(
+                f"{path}.messages",
+                len(expectation.messages),
+                len(kept),
+                f"{len(extra)} unexpected extra message(s): {[m.summary() for m in extra][:5]}",
+            )
+        )
     return found

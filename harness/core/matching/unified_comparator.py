@@ -130,21 +130,35 @@ EVENT_ASSERTIONS: dict[str, dict[str, EventAssertion]] = {
     "commandFailedEvent": dict(_COMMON_EVENT_ASSERTIONS),
     # Connection pool events: the kind is the main assertion; only these fields are testable.
     **{kind: {"hasServiceId": _has_service_id} for kind in CMAP_EVENTS.values()},
-    **{kind: {"hasServiceId": _has_service_id, "reason": _equals("reason")}
-       for kind in ("connectionClosedEvent", "connectionCheckOutFailedEvent")},
+    **{
+        kind: {"hasServiceId": _has_service_id, "reason": _equals("reason")}
+        for kind in ("connectionClosedEvent", "connectionCheckOutFailedEvent")
+    },
     # SDAM events: descriptions are matched as root-level documents (the spec asserts ``type``, ignores the rest).
-    **{kind: {"previousDescription": _root_document("previous_description"),
-              "newDescription": _root_document("new_description")}
-       for kind in ("serverDescriptionChangedEvent", "topologyDescriptionChangedEvent")},
-    **{kind: {"awaited": _equals("awaited")}
-       for kind in ("serverHeartbeatStartedEvent", "serverHeartbeatSucceededEvent", "serverHeartbeatFailedEvent")},
+    **{
+        kind: {
+            "previousDescription": _root_document("previous_description"),
+            "newDescription": _root_document("new_description"),
+        }
+        for kind in ("serverDescriptionChangedEvent", "topologyDescriptionChangedEvent")
+    },
+    **{
+        kind: {"awaited": _equals("awaited")}
+        for kind in ("serverHeartbeatStartedEvent", "serverHeartbeatSucceededEvent", "serverHeartbeatFailedEvent")
+    },
     "topologyOpeningEvent": {},
     "topologyClosedEvent": {},
 }
 
 
-def _apply(table: dict[str, Callable[..., list[Mismatch]]], matcher: Matcher, expected: dict[str, Any],
-           actual: Any, path: str, what: str) -> list[Mismatch]:
+def _apply(
+    table: dict[str, Callable[..., list[Mismatch]]],
+    matcher: Matcher,
+    expected: dict[str, Any],
+    actual: Any,
+    path: str,
+    what: str,
+) -> list[Mismatch]:
     found: list[Mismatch] = []
     for key, want in expected.items():
         assertion = table.get(key)
@@ -165,10 +179,17 @@ class UnifiedComparator:
         return _apply(ERROR_ASSERTIONS, Matcher(context), expected, error, path, "expectError")
 
     def match_event(self, expected: dict[str, Any], actual: Any, path: str, context: Any = None) -> list[Mismatch]:
-        (kind, body), = expected.items()
+        ((kind, body),) = expected.items()
         if kind != actual.kind:
-            return [Mismatch(path, kind, actual.kind, f"expected a {kind}, observed a {actual.kind}"
-                                                      + (f" for {actual.command_name}" if actual.command_name else ""))]
+            return [
+                Mismatch(
+                    path,
+                    kind,
+                    actual.kind,
+                    f"expected a {kind}, observed a {actual.kind}"
+                    + (f" for {actual.command_name}" if actual.command_name else ""),
+                )
+            ]
         table = EVENT_ASSERTIONS.get(kind)
         if table is None:
             raise UnsupportedAssertion(f"{path}: event type {kind!r} is not supported by this runner")

@@ -63,7 +63,7 @@ def bson_type(value: Any) -> str:
         return "missing"
     for kind, name in _TYPE_NAMES:
         if isinstance(value, kind):
-            if name == "javascript" and value.scope is not None:
+            if isinstance(value, Code) and value.scope is not None:
                 return "javascriptWithScope"
             if name == "int" and not isinstance(value, Int64) and value not in _INT32:
                 return "long"
@@ -77,10 +77,22 @@ def bson_type(value: Any) -> str:
 
 # Order matters: bool before int, Int64 before int, Code (a str) before str, Binary (bytes) before bytes.
 _TYPE_NAMES: tuple[tuple[type | tuple[type, ...], str], ...] = (
-    (bool, "bool"), (Int64, "long"), (int, "int"), (float, "double"), (Decimal128, "decimal"),
-    (Code, "javascript"), (str, "string"), ((Binary, bytes), "binData"), (ObjectId, "objectId"),
-    (datetime.datetime, "date"), (type(None), "null"), ((Regex, re.Pattern), "regex"), (DBRef, "dbPointer"),
-    (Timestamp, "timestamp"), (MinKey, "minKey"), (MaxKey, "maxKey"),
+    (bool, "bool"),
+    (Int64, "long"),
+    (int, "int"),
+    (float, "double"),
+    (Decimal128, "decimal"),
+    (Code, "javascript"),
+    (str, "string"),
+    ((Binary, bytes), "binData"),
+    (ObjectId, "objectId"),
+    (datetime.datetime, "date"),
+    (type(None), "null"),
+    ((Regex, re.Pattern), "regex"),
+    (DBRef, "dbPointer"),
+    (Timestamp, "timestamp"),
+    (MinKey, "minKey"),
+    (MaxKey, "maxKey"),
 )
 
 
@@ -91,7 +103,7 @@ def is_number(value: Any) -> bool:
 def operator_of(expected: Any) -> tuple[str, Any] | None:
     """``{"$$type": "int"}`` -> ``("$$type", "int")``; anything else -> None."""
     if isinstance(expected, Mapping) and len(expected) == 1:
-        (key, operand), = expected.items()
+        ((key, operand),) = expected.items()
         if isinstance(key, str) and key.startswith("$$"):
             return key, operand
     return None
@@ -119,7 +131,7 @@ class Matcher:
             return self._array(expected, actual, path, root)
         return self._scalar(expected, actual, path)
 
-    def _document(self, expected: Mapping, actual: Any, path: str, root: bool) -> list[Mismatch]:
+    def _document(self, expected: Mapping[str, Any], actual: Any, path: str, root: bool) -> list[Mismatch]:
         if not isinstance(actual, Mapping):
             return [Mismatch(path, expected, actual, f"expected a document, got {bson_type(actual)}")]
         found: list[Mismatch] = []
@@ -131,15 +143,18 @@ class Matcher:
                 found.append(Mismatch(path, expected, actual, f"unexpected key(s) {extra} in a nested document"))
         return found
 
-    def _array(self, expected: list, actual: Any, path: str, root: bool) -> list[Mismatch]:
+    def _array(self, expected: list[Any], actual: Any, path: str, root: bool) -> list[Mismatch]:
         if not isinstance(actual, list):
             return [Mismatch(path, expected, actual, f"expected an array, got {bson_type(actual)}")]
         if len(expected) != len(actual):
-            return [Mismatch(path, expected, actual,
-                             f"arrays differ in length: expected {len(expected)}, got {len(actual)}")]
+            return [
+                Mismatch(
+                    path, expected, actual, f"arrays differ in length: expected {len(expected)}, got {len(actual)}"
+                )
+            ]
         elements_are_roots = root and isinstance(actual, CursorDocuments)
         found: list[Mismatch] = []
-        for index, (want, got) in enumerate(zip(expected, actual)):
+        for index, (want, got) in enumerate(zip(expected, actual, strict=True)):
             found.extend(self.match(want, got, child_path(path, index), root=elements_are_roots))
         return found
 
@@ -189,7 +204,7 @@ def _unset_or_matches(matcher: Matcher, operand: Any, actual: Any, path: str, ro
 def _matches_entity(matcher: Matcher, operand: Any, actual: Any, path: str, root: bool) -> list[Mismatch]:
     try:
         entity = matcher.context.entity(operand)
-    except Exception as exc:  # noqa: BLE001 - any lookup failure means "no such entity"
+    except Exception as exc:
         return [Mismatch(path, {"$$matchesEntity": operand}, actual, f"no entity {operand!r}: {exc}")]
     return matcher.match(entity, actual, path, root)
 
@@ -198,7 +213,9 @@ def _matches_entity(matcher: Matcher, operand: Any, actual: Any, path: str, root
 def _matches_hex_bytes(matcher: Matcher, operand: Any, actual: Any, path: str, root: bool) -> list[Mismatch]:
     expected = {"$$matchesHexBytes": operand}
     if not isinstance(operand, str) or len(operand) % 2 or re.fullmatch(r"[0-9A-Fa-f]*", operand) is None:
-        return [Mismatch(path, expected, actual, "malformed $$matchesHexBytes operand (needs an even number of hex digits)")]
+        return [
+            Mismatch(path, expected, actual, "malformed $$matchesHexBytes operand (needs an even number of hex digits)")
+        ]
     if isinstance(actual, str):
         actual_bytes: bytes | None = actual.encode("latin-1", errors="replace")
     else:
@@ -212,7 +229,7 @@ def _matches_hex_bytes(matcher: Matcher, operand: Any, actual: Any, path: str, r
 def _session_lsid(matcher: Matcher, operand: Any, actual: Any, path: str, root: bool) -> list[Mismatch]:
     try:
         lsid = matcher.context.session_lsid(operand)
-    except Exception as exc:  # noqa: BLE001 - no such session entity, or a context without sessions
+    except Exception as exc:
         return [Mismatch(path, {"$$sessionLsid": operand}, actual, f"no session entity {operand!r}: {exc}")]
     if actual is not MISSING and actual == lsid:
         return []

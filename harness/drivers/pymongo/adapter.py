@@ -9,30 +9,35 @@ from typing import Any
 import pymongo
 import pymongo.common as pymongo_common
 from pymongo import MongoClient
-from pymongo.server_api import ServerApi
 from pymongo.change_stream import ChangeStream
 from pymongo.client_session import ClientSession
 from pymongo.command_cursor import CommandCursor
 from pymongo.cursor import Cursor
+from pymongo.server_api import ServerApi
 
 from harness.core.constants import ALL_COMMAND_EVENTS, CMAP_EVENTS
 from harness.core.model import EntitySpec, Operation
-from harness.core.observations import DriverOperationError, ObservedEvent
+from harness.core.observations import SDAM_EVENTS, DriverOperationError, ObservedEvent
 from harness.core.ports import DriverLacksFeature, UnsupportedOperation
-from harness.core.observations import SDAM_EVENTS
 from harness.drivers.pymongo.apm import CommandRecorder, PoolRecorder, SdamRecorder
-from harness.drivers.pymongo.logs import TAP, ClientLogs
 from harness.drivers.pymongo.errors import DRIVER_EXCEPTIONS, error_info, raised_by_driver
+from harness.drivers.pymongo.logs import TAP, ClientLogs
 from harness.drivers.pymongo.operations import OPERATIONS
-from harness.drivers.pymongo.timeouts import client_timeout, remember
 from harness.drivers.pymongo.spec_options import collection_options
+from harness.drivers.pymongo.timeouts import client_timeout, remember
 from harness.targets.connection_strings import single_host_uri
 
 #: Client entity options this adapter implements; any other is refused by name rather than
 #: ignored (ignoring, say, ``awaitMinPoolSizeMS`` would silently change what a test observes).
 _CLIENT_KEYS = {
-    "id", "uriOptions", "useMultipleMongoses", "observeEvents", "ignoreCommandMonitoringEvents",
-    "observeSensitiveCommands", "serverApi", "observeLogMessages",
+    "id",
+    "uriOptions",
+    "useMultipleMongoses",
+    "observeEvents",
+    "ignoreCommandMonitoringEvents",
+    "observeSensitiveCommands",
+    "serverApi",
+    "observeLogMessages",
 }
 
 
@@ -45,7 +50,7 @@ class PyMongoAdapter:
     #: The oldest server wire version this pymongo supports: rules only older servers reach do not apply to it.
     min_wire_version = pymongo_common.MIN_SUPPORTED_WIRE_VERSION
 
-    def open_scope(self, uri: str, *, iteration_timeout_s: float, fast_heartbeats: bool = False) -> "PyMongoScope":
+    def open_scope(self, uri: str, *, iteration_timeout_s: float, fast_heartbeats: bool = False) -> PyMongoScope:
         return PyMongoScope(uri, iteration_timeout_s, self.fast_heartbeat_ms if fast_heartbeats else None)
 
 
@@ -133,8 +138,9 @@ class PyMongoScope:
             options["heartbeatFrequencyMS"] = self.heartbeat_ms
         if "serverApi" in spec.options:
             api = spec.options["serverApi"]
-            options["server_api"] = ServerApi(api["version"], strict=api.get("strict"),
-                                              deprecation_errors=api.get("deprecationErrors"))
+            options["server_api"] = ServerApi(
+                api["version"], strict=api.get("strict"), deprecation_errors=api.get("deprecationErrors")
+            )
         recorder = CommandRecorder(
             observe=[e for e in spec.options.get("observeEvents", []) if e in ALL_COMMAND_EVENTS],
             ignore_commands=spec.options.get("ignoreCommandMonitoringEvents", []),
@@ -249,8 +255,9 @@ class PyMongoScope:
             return result
         except DRIVER_EXCEPTIONS as exc:
             if not raised_by_driver(exc):
-                raise UnsupportedOperation(f"{operation.name}: the adapter called pymongo wrongly: "
-                                           f"{type(exc).__name__}: {exc}") from exc
+                raise UnsupportedOperation(
+                    f"{operation.name}: the adapter called pymongo wrongly: {type(exc).__name__}: {exc}"
+                ) from exc
             raise DriverOperationError(error_info(exc)) from exc
 
     def events(self, client_id: str, event_type: str = "command") -> list[ObservedEvent]:
@@ -268,8 +275,10 @@ class PyMongoScope:
         try:
             return self._logs[client_id].messages
         except KeyError:
-            raise UnsupportedOperation(f"client {client_id!r} does not observe log messages "
-                                       "(no observeLogMessages), or there is no such client") from None
+            raise UnsupportedOperation(
+                f"client {client_id!r} does not observe log messages "
+                "(no observeLogMessages), or there is no such client"
+            ) from None
 
     def session_pinned_address(self, entity_id: str) -> tuple[str, int] | None:
         """The ``(host, port)`` of the mongos a session entity is pinned to, or None (``targetedFailPoint``)."""
@@ -312,12 +321,18 @@ _ENTITY_FACTORIES = {
 
 
 #: pymongo's transaction state names -> the spec's (``assertSessionTransactionState``).
-_TRANSACTION_STATES = {"none": "none", "starting": "starting", "in_progress": "in_progress",
-                       "committed": "committed", "committed_empty": "committed", "aborted": "aborted"}
+_TRANSACTION_STATES = {
+    "none": "none",
+    "starting": "starting",
+    "in_progress": "in_progress",
+    "committed": "committed",
+    "committed_empty": "committed",
+    "aborted": "aborted",
+}
 
 
 def _quietly(action: Any) -> None:
     try:
         action()
-    except Exception:  # noqa: BLE001 - teardown must not mask the test's verdict
+    except Exception:
         pass

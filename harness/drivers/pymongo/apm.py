@@ -14,8 +14,13 @@ from collections.abc import Iterable
 
 from pymongo import monitoring
 
-from harness.core.constants import (ALL_COMMAND_EVENTS, CMAP_EVENTS, HANDSHAKE_COMMANDS, INTERNAL_COMMANDS,
-                                    SENSITIVE_COMMANDS)
+from harness.core.constants import (
+    ALL_COMMAND_EVENTS,
+    CMAP_EVENTS,
+    HANDSHAKE_COMMANDS,
+    INTERNAL_COMMANDS,
+    SENSITIVE_COMMANDS,
+)
 from harness.core.observations import ObservedEvent
 
 
@@ -61,31 +66,52 @@ class CommandRecorder(monitoring.CommandListener):
     def started(self, event: monitoring.CommandStartedEvent) -> None:
         if self._hidden(event.command_name, dict(event.command), event.request_id):
             return
-        self._keep(ObservedEvent(
-            "commandStartedEvent", event.command_name, event.database_name,
-            command=dict(event.command), request_id=event.request_id, operation_id=event.operation_id,
-            server_connection_id=_server_connection_id(event), service_id=event.service_id,
-        ))
+        self._keep(
+            ObservedEvent(
+                "commandStartedEvent",
+                event.command_name,
+                event.database_name,
+                command=dict(event.command),
+                request_id=event.request_id,
+                operation_id=event.operation_id,
+                server_connection_id=_server_connection_id(event),
+                service_id=event.service_id,
+            )
+        )
 
     def succeeded(self, event: monitoring.CommandSucceededEvent) -> None:
         if self._hidden(event.command_name, None, event.request_id):
             return
-        self._keep(ObservedEvent(
-            "commandSucceededEvent", event.command_name, event.database_name, reply=dict(event.reply),
-            request_id=event.request_id, operation_id=event.operation_id,
-            server_connection_id=_server_connection_id(event), service_id=event.service_id,
-            duration_s=event.duration_micros / 1e6,
-        ))
+        self._keep(
+            ObservedEvent(
+                "commandSucceededEvent",
+                event.command_name,
+                event.database_name,
+                reply=dict(event.reply),
+                request_id=event.request_id,
+                operation_id=event.operation_id,
+                server_connection_id=_server_connection_id(event),
+                service_id=event.service_id,
+                duration_s=event.duration_micros / 1e6,
+            )
+        )
 
     def failed(self, event: monitoring.CommandFailedEvent) -> None:
         if self._hidden(event.command_name, None, event.request_id):
             return
-        self._keep(ObservedEvent(
-            "commandFailedEvent", event.command_name, event.database_name, failure=event.failure,
-            request_id=event.request_id, operation_id=event.operation_id,
-            server_connection_id=_server_connection_id(event), service_id=event.service_id,
-            duration_s=event.duration_micros / 1e6,
-        ))
+        self._keep(
+            ObservedEvent(
+                "commandFailedEvent",
+                event.command_name,
+                event.database_name,
+                failure=event.failure,
+                request_id=event.request_id,
+                operation_id=event.operation_id,
+                server_connection_id=_server_connection_id(event),
+                service_id=event.service_id,
+                duration_s=event.duration_micros / 1e6,
+            )
+        )
 
     # -- reading ---------------------------------------------------------
     @property
@@ -119,8 +145,11 @@ class PoolRecorder(monitoring.ConnectionPoolListener):
             elif method == "connection_checked_in":
                 self.checked_out -= 1
             if kind in self.observe:
-                self._events.append(ObservedEvent(kind, "", service_id=getattr(event, "service_id", None),
-                                                  reason=getattr(event, "reason", None)))
+                self._events.append(
+                    ObservedEvent(
+                        kind, "", service_id=getattr(event, "service_id", None), reason=getattr(event, "reason", None)
+                    )
+                )
 
     @property
     def events(self) -> list[ObservedEvent]:
@@ -170,11 +199,17 @@ class SdamRecorder(monitoring.ServerListener, monitoring.TopologyListener, monit
     def description_changed(self, event: object) -> None:
         previous, new = event.previous_description, event.new_description  # type: ignore[attr-defined]
         if isinstance(event, monitoring.TopologyDescriptionChangedEvent):
-            self._keep("topologyDescriptionChangedEvent", previous_description={"type": previous.topology_type_name},
-                       new_description={"type": new.topology_type_name})
+            self._keep(
+                "topologyDescriptionChangedEvent",
+                previous_description={"type": previous.topology_type_name},
+                new_description={"type": new.topology_type_name},
+            )
         else:
-            self._keep("serverDescriptionChangedEvent", previous_description={"type": previous.server_type_name},
-                       new_description={"type": new.server_type_name})
+            self._keep(
+                "serverDescriptionChangedEvent",
+                previous_description={"type": previous.server_type_name},
+                new_description={"type": new.server_type_name},
+            )
 
     # heartbeats
     def started(self, event: monitoring.ServerHeartbeatStartedEvent) -> None:

@@ -21,6 +21,7 @@ def bulk_write_result(raw: dict) -> dict:
         "upsertedIds": {str(u["index"]): u["_id"] for u in raw.get("upserted", [])},
     }
 
+
 #: Exceptions that may mean "the driver or server refused" rather than "the harness broke".
 DRIVER_EXCEPTIONS: tuple[type[BaseException], ...] = (errors.PyMongoError, BSONError, TypeError, ValueError)
 

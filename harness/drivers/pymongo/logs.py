@@ -21,14 +21,31 @@ from bson import json_util
 from harness.core.observations import ObservedLogMessage
 
 #: The logging spec's severity names -> Python's levels (trace has none: it is taken as debug).
-LEVELS = {"emergency": logging.CRITICAL, "alert": logging.CRITICAL, "critical": logging.CRITICAL,
-          "error": logging.ERROR, "warning": logging.WARNING, "notice": logging.INFO, "info": logging.INFO,
-          "debug": logging.DEBUG, "trace": logging.DEBUG}
-_NAMES = {logging.CRITICAL: "critical", logging.ERROR: "error", logging.WARNING: "warning", logging.INFO: "info",
-          logging.DEBUG: "debug"}
+LEVELS = {
+    "emergency": logging.CRITICAL,
+    "alert": logging.CRITICAL,
+    "critical": logging.CRITICAL,
+    "error": logging.ERROR,
+    "warning": logging.WARNING,
+    "notice": logging.INFO,
+    "info": logging.INFO,
+    "debug": logging.DEBUG,
+    "trace": logging.DEBUG,
+}
+_NAMES = {
+    logging.CRITICAL: "critical",
+    logging.ERROR: "error",
+    logging.WARNING: "warning",
+    logging.INFO: "info",
+    logging.DEBUG: "debug",
+}
 #: The logging spec's components -> pymongo's loggers.
-COMPONENTS = {"command": "pymongo.command", "connection": "pymongo.connection",
-              "serverSelection": "pymongo.serverSelection", "topology": "pymongo.topology"}
+COMPONENTS = {
+    "command": "pymongo.command",
+    "connection": "pymongo.connection",
+    "serverSelection": "pymongo.serverSelection",
+    "topology": "pymongo.topology",
+}
 _COMPONENT_OF = {logger: component for component, logger in COMPONENTS.items()}
 
 

@@ -95,8 +95,11 @@ def spec_result(value: Any) -> Any:
     if isinstance(value, InsertManyResult):
         return {"insertedIds": {str(i): inserted for i, inserted in enumerate(value.inserted_ids)}}
     if isinstance(value, UpdateResult):
-        result = {"matchedCount": value.matched_count, "modifiedCount": value.modified_count,
-                  "upsertedCount": 1 if value.upserted_id is not None else 0}
+        result = {
+            "matchedCount": value.matched_count,
+            "modifiedCount": value.modified_count,
+            "upsertedCount": 1 if value.upserted_id is not None else 0,
+        }
         if value.upserted_id is not None:
             result["upsertedId"] = value.upserted_id
         return result
@@ -111,7 +114,9 @@ def spec_result(value: Any) -> Any:
 @operation("createChangeStream")
 def create_change_stream(scope: Any, target: Any, arguments: dict[str, Any]) -> ChangeStream:
     if not isinstance(target, (MongoClient, Database, Collection)):
-        raise UnsupportedOperation(f"createChangeStream needs a client, database or collection, got {type(target).__name__}")
+        raise UnsupportedOperation(
+            f"createChangeStream needs a client, database or collection, got {type(target).__name__}"
+        )
     pipeline = arguments.pop("pipeline", [])
     return target.watch(pipeline, **options(scope, arguments))
 
@@ -142,7 +147,11 @@ def iterate_until_document_or_error(scope: Any, target: Any, arguments: dict[str
         if document is not None:
             return document
         if not iterable.alive:
-            what = "change stream was closed by the server" if isinstance(iterable, ChangeStream) else "cursor is exhausted"
+            what = (
+                "change stream was closed by the server"
+                if isinstance(iterable, ChangeStream)
+                else "cursor is exhausted"
+            )
             raise NoChangeWithin(f"the {what} before a document arrived")
         if time.monotonic() >= deadline:
             raise NoChangeWithin(f"no document arrived within {scope.iteration_timeout_s:g}s")
@@ -217,9 +226,23 @@ def drop_index(scope: Any, target: Collection, arguments: dict[str, Any]) -> Any
 @operation("createCollection")
 def create_collection(scope: Any, target: Database, arguments: dict[str, Any]) -> Any:
     name = take(arguments, "collection")
-    kwargs = options(scope, arguments, allowed=("changeStreamPreAndPostImages", "capped", "size", "max",
-                                                  "validator", "timeseries", "expireAfterSeconds", "clusteredIndex",
-                                                  "viewOn", "pipeline", "encryptedFields"))
+    kwargs = options(
+        scope,
+        arguments,
+        allowed=(
+            "changeStreamPreAndPostImages",
+            "capped",
+            "size",
+            "max",
+            "validator",
+            "timeseries",
+            "expireAfterSeconds",
+            "clusteredIndex",
+            "viewOn",
+            "pipeline",
+            "encryptedFields",
+        ),
+    )
     target.create_collection(name, **kwargs)
     return None
 
@@ -261,7 +284,7 @@ _WRITE_MODELS: dict[str, tuple[type, tuple[str, ...]]] = {
 
 
 def _write_model(request: dict[str, Any], index: int) -> Any:
-    (name, spec_arguments), = request.items()
+    ((name, spec_arguments),) = request.items()
     if name not in _WRITE_MODELS:
         raise UnsupportedOperation(f"requests[{index}]: unsupported bulk write model {name!r}")
     model, positional = _WRITE_MODELS[name]
@@ -306,5 +329,5 @@ def find_one_and_delete(scope: Any, target: Collection, arguments: dict[str, Any
 
 
 # Reads, cursors and sessions live beside this module; importing them registers them here.
-from harness.drivers.pymongo import query_operations, session_operations  # noqa: E402,F401
 from harness.drivers.pymongo import prose_ops as _prose_ops  # noqa: E402,F401 - registers prose-only operations
+from harness.drivers.pymongo import query_operations, session_operations  # noqa: E402,F401 - registers reads, cursors, sessions

@@ -20,8 +20,15 @@ from harness.core.ports import UnsupportedOperation
 from harness.drivers.pymongo.operations import operation, options, take
 
 # Where ``find`` spells an option differently from the shared table (which suits aggregate).
-_FIND_NAMES = {"allowDiskUse": "allow_disk_use", "maxTimeMS": "max_time_ms", "noCursorTimeout": "no_cursor_timeout",
-               "returnKey": "return_key", "showRecordId": "show_record_id", "min": "min", "max": "max"}
+_FIND_NAMES = {
+    "allowDiskUse": "allow_disk_use",
+    "maxTimeMS": "max_time_ms",
+    "noCursorTimeout": "no_cursor_timeout",
+    "returnKey": "return_key",
+    "showRecordId": "show_record_id",
+    "min": "min",
+    "max": "max",
+}
 
 
 def _find_options(scope: Any, arguments: dict[str, Any]) -> dict[str, Any]:

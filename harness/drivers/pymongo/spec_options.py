@@ -14,8 +14,10 @@ from harness.core.ports import DriverLacksFeature, UnsupportedOperation
 def read_preference_from_spec(spec: dict[str, Any]) -> Any:
     mode = spec.get("mode", "primary")
     modes = {
-        "primary": ReadPreference.PRIMARY, "primaryPreferred": ReadPreference.PRIMARY_PREFERRED,
-        "secondary": ReadPreference.SECONDARY, "secondaryPreferred": ReadPreference.SECONDARY_PREFERRED,
+        "primary": ReadPreference.PRIMARY,
+        "primaryPreferred": ReadPreference.PRIMARY_PREFERRED,
+        "secondary": ReadPreference.SECONDARY,
+        "secondaryPreferred": ReadPreference.SECONDARY_PREFERRED,
         "nearest": ReadPreference.NEAREST,
     }
     if mode not in modes:

@@ -8,8 +8,21 @@ from harness.engine.results_store import read_records
 
 def test_campaign_command_passes_and_writes_a_record(tmp_path, capsys):
     results = tmp_path / "c.jsonl"
-    status = main(["campaign", "--events", "80", "--faults", "3", "--seed", "9", "--kinds",
-                   "resumable_error,non_resumable_error", "--results", str(results)])
+    status = main(
+        [
+            "campaign",
+            "--events",
+            "80",
+            "--faults",
+            "3",
+            "--seed",
+            "9",
+            "--kinds",
+            "resumable_error,non_resumable_error",
+            "--results",
+            str(results),
+        ]
+    )
     out = capsys.readouterr().out
     assert status == 0, out
     assert "campaign seed=9: PASSED" in out and "exactly once, in order" in out
@@ -49,8 +62,26 @@ def test_campaign_run_is_opened_by_the_composition_root_with_the_given_options(t
 
     monkeypatch.setattr(compose, "new_run", new_run)
     results = tmp_path / "c.jsonl"
-    status = main(["campaign", "--events", "40", "--faults", "1", "--seed", "3", "--kinds", "resumable_error",
-                   "--failpoints", "emulated", "--label", "cell=c1", "--results", str(results), "-q"])
+    status = main(
+        [
+            "campaign",
+            "--events",
+            "40",
+            "--faults",
+            "1",
+            "--seed",
+            "3",
+            "--kinds",
+            "resumable_error",
+            "--failpoints",
+            "emulated",
+            "--label",
+            "cell=c1",
+            "--results",
+            str(results),
+            "-q",
+        ]
+    )
     assert status == 0, capsys.readouterr()
     assert len(opened) == 1 and opened[0].target.startswith("embedded=") and opened[0].expected == "none"
     record = read_records(results)[-1]

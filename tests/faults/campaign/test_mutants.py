@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import sys
 
-
 from faults.campaign.campaign import CampaignOptions, run_campaign
 from faults.campaign.schedule import FAILPOINT_KINDS, KINDS, make_schedule
 from faults.network import ToxiproxyUnavailable, find_binary
@@ -43,8 +42,13 @@ def test_pristine_pymongo_small_campaign_passes_and_replays(tmp_path):
 def test_same_seed_injects_the_same_faults(tmp_path):
     kinds = ("resumable_error", "close_connection", "non_resumable_error")
     runs = [run_campaign(CampaignOptions(events=120, faults=4, seed=5, kinds=kinds)) for _ in range(2)]
-    lists = [[{k: v for k, v in f.items() if k in ("index", "kind", "at_event", "params")}
-              for f in run.record["details"]["faults"]] for run in runs]
+    lists = [
+        [
+            {k: v for k, v in f.items() if k in ("index", "kind", "at_event", "params")}
+            for f in run.record["details"]["faults"]
+        ]
+        for run in runs
+    ]
     assert lists[0] == lists[1] and len(lists[0]) == 4
     assert all(run.outcome == "passed" for run in runs)
 

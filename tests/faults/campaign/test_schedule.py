@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -30,7 +32,7 @@ def test_different_seeds_differ():
 def test_faults_are_spread_over_the_run():
     schedule = make_schedule(7, 10_000, 50)
     assert schedule[0].at_event < 1_000 and schedule[-1].at_event > 8_000
-    gaps = [b.at_event - a.at_event for a, b in zip(schedule, schedule[1:])]
+    gaps = [b.at_event - a.at_event for a, b in itertools.pairwise(schedule)]
     assert min(gaps) >= 0 and max(gaps) < 400
 
 

@@ -134,8 +134,10 @@ def test_reset_peer_fails_an_operation_with_a_network_error(faults, database_uri
 
 def test_a_change_stream_resumes_through_a_reset_peer(faults, database_uri):
     listener = Commands()
-    with through(faults, database_uri, event_listeners=[listener]) as client, \
-            MongoClient(database_uri, directConnection=True) as direct:
+    with (
+        through(faults, database_uri, event_listeners=[listener]) as client,
+        MongoClient(database_uri, directConnection=True) as direct,
+    ):
         with client.harness_net.resets.watch(max_await_time_ms=100) as stream:
             direct.harness_net.resets.insert_one({"_id": "before"})
             faults.add_toxic(Toxic("reset_peer", "upstream", {"timeout": 0}))
@@ -166,11 +168,15 @@ def test_proxy_down_fails_server_selection_fast_and_up_recovers(faults, database
 @pytest.mark.parametrize("stream", ["upstream", "downstream"])
 @pytest.mark.parametrize("toxic_type", sorted(TOXIC_ATTRIBUTES))
 def test_every_toxic_can_be_added_and_removed(faults, toxic_type, stream):
-    attributes = {name: 7 for name in TOXIC_ATTRIBUTES[toxic_type]}
+    attributes = dict.fromkeys(TOXIC_ATTRIBUTES[toxic_type], 7)
     name = faults.add_toxic(Toxic(toxic_type, stream, attributes, toxicity=0.5))
     [installed] = faults.toxics()
-    assert (installed["name"], installed["type"], installed["stream"], installed["toxicity"]) == \
-        (name, toxic_type, stream, 0.5)
+    assert (installed["name"], installed["type"], installed["stream"], installed["toxicity"]) == (
+        name,
+        toxic_type,
+        stream,
+        0.5,
+    )
     assert {k: installed["attributes"][k] for k in attributes} == attributes
     faults.remove_toxic(name)
     assert faults.toxics() == []
@@ -201,8 +207,7 @@ def test_verify_clean_detects_a_proxy_left_down(faults):
 
 
 def test_verify_clean_detects_a_proxy_nobody_owns(faults, toxiproxy):
-    toxiproxy.api._call("POST", "/proxies", json={"name": "stray", "listen": "127.0.0.1:0",
-                                                  "upstream": "127.0.0.1:9"})
+    toxiproxy.api._call("POST", "/proxies", json={"name": "stray", "listen": "127.0.0.1:0", "upstream": "127.0.0.1:9"})
     try:
         with pytest.raises(NetworkFaultsLeftBehind, match=r"proxy 'stray'.*not created by this harness run"):
             faults.verify_clean()

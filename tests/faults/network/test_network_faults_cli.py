@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from tests.paths import REPO
 import json
 
 import pytest
 
-from faults.network.server import find_binary
 from faults.network.ops import NO_NETWORK_FAULTS
-from tests.conftest import REPO
+from faults.network.server import find_binary
 from tests.harness.app.test_cli import harness
+from tests.paths import REPO
 
 SCENARIOS = REPO / "specs" / "scenarios"
 #: The scenario files that inject network faults (the folder also holds reply shaping and the supplementary suite).
@@ -31,7 +30,7 @@ def test_scenarios_are_skipped_with_the_reason_without_network_faults(tmp_path):
 def test_scenarios_run_through_toxiproxy_with_network_faults(tmp_path):
     try:
         find_binary()
-    except Exception as exc:  # noqa: BLE001 - any "not found" means: cannot run here
+    except Exception as exc:
         pytest.skip(f"no toxiproxy-server: {exc}")
     results = tmp_path / "out.jsonl"
     done = harness("run", *_network_specs(), "--network-faults", "--results", str(results), cwd=tmp_path)
@@ -44,9 +43,8 @@ def test_network_faults_and_emulated_fail_points_share_one_path(tmp_path):
     """driver -> wire proxy -> Toxiproxy -> target: toxics must reach the driver's traffic."""
     try:
         find_binary()
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         pytest.skip(f"no toxiproxy-server: {exc}")
-    done = harness("run", *_network_specs(), "--network-faults", "--target", "embedded-no-test-commands",
-                   cwd=tmp_path)
+    done = harness("run", *_network_specs(), "--network-faults", "--target", "embedded-no-test-commands", cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "0 failed, 0 errors" in done.stdout

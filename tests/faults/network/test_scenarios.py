@@ -7,18 +7,15 @@ and checks the network after each test, as on the command line.
 
 from __future__ import annotations
 
-from tests.paths import REPO
-from pathlib import Path
-
 import pytest
 
 from faults.network import ToxiproxyUnavailable, find_binary
-from faults.network.ops import NO_NETWORK_FAULTS, uses_network_faults
-from faults.network.ops import clear_after_test, network_fault
+from faults.network.ops import NO_NETWORK_FAULTS, clear_after_test, network_fault, uses_network_faults
 from harness.core.errors import HarnessError
 from harness.core.model import TEST_RUNNER, Operation, SpecTest
 from harness.engine.run import HarnessRun, RunOptions
 from harness.formats.loaders import load_file
+from tests.paths import REPO
 
 SCENARIOS = REPO / "specs" / "scenarios"
 SCENARIO_FILES = sorted(SCENARIOS.glob("network-*.yml"))
@@ -57,8 +54,13 @@ def test_scenario_passes_and_leaves_the_network_clean(run, test):
 
 
 def one_operation(name: str, **arguments) -> SpecTest:
-    return SpecTest(file="inline.yml", format="unified", description=name, comparator="unified",
-                    operations=[Operation(name=name, object=TEST_RUNNER, arguments=arguments, label="operations[0]")])
+    return SpecTest(
+        file="inline.yml",
+        format="unified",
+        description=name,
+        comparator="unified",
+        operations=[Operation(name=name, object=TEST_RUNNER, arguments=arguments, label="operations[0]")],
+    )
 
 
 def test_without_network_faults_such_tests_are_skipped_saying_why(embedded_run):
@@ -72,14 +74,17 @@ def test_without_network_faults_the_operation_itself_says_what_is_missing(embedd
         network_fault(context, context.test.operations[0])
 
 
-@pytest.mark.parametrize("arguments, complaint", [
-    ({}, "exactly one of"),
-    ({"proxy": "down", "toxic": {"type": "latency"}}, "exactly one of"),
-    ({"proxy": "sideways"}, "\"down\" or \"up\""),
-    ({"toxic": {"type": "latency", "attributes": {"latncy": 5}}}, "unknown attribute"),
-    ({"removeToxic": "never_added"}, "no toxic named 'never_added'"),
-    ({"proxy": "down", "proxyName": "elsewhere"}, "no proxy named 'elsewhere'"),
-])
+@pytest.mark.parametrize(
+    "arguments, complaint",
+    [
+        ({}, "exactly one of"),
+        ({"proxy": "down", "toxic": {"type": "latency"}}, "exactly one of"),
+        ({"proxy": "sideways"}, '"down" or "up"'),
+        ({"toxic": {"type": "latency", "attributes": {"latncy": 5}}}, "unknown attribute"),
+        ({"removeToxic": "never_added"}, "no toxic named 'never_added'"),
+        ({"proxy": "down", "proxyName": "elsewhere"}, "no proxy named 'elsewhere'"),
+    ],
+)
 def test_a_malformed_network_fault_is_a_harness_error_naming_the_problem(run, arguments, complaint):
     verdict = run.verdict(one_operation("networkFault", **arguments))
     assert clear_after_test(run.target.faults) == []

@@ -127,11 +127,13 @@ def test_fail_get_more_after_checkout_implies_resumable_label_for_resumable_code
 
 
 def test_explicit_error_labels_are_used_exactly():
-    action = armed("alwaysOn", failCommands=["getMore"], errorCode=50,
-                   errorLabels=["ResumableChangeStreamError"]).decide(CHANGE_STREAM_GET_MORE)
+    action = armed(
+        "alwaysOn", failCommands=["getMore"], errorCode=50, errorLabels=["ResumableChangeStreamError"]
+    ).decide(CHANGE_STREAM_GET_MORE)
     assert action.error["errorLabels"] == ["ResumableChangeStreamError"]
-    action = armed("alwaysOn", name="failGetMoreAfterCursorCheckout", errorCode=6,
-                   errorLabels=[]).decide(CHANGE_STREAM_GET_MORE)
+    action = armed("alwaysOn", name="failGetMoreAfterCursorCheckout", errorCode=6, errorLabels=[]).decide(
+        CHANGE_STREAM_GET_MORE
+    )
     assert "errorLabels" not in action.error
 
 
@@ -144,20 +146,24 @@ def test_retryable_write_label_only_for_retryable_writes_with_retryable_codes():
 
 def test_fail_command_is_checked_before_the_get_more_point():
     points = armed({"times": 1}, failCommands=["getMore"], errorCode=2)
-    points.configure({"configureFailPoint": "failGetMoreAfterCursorCheckout", "mode": {"times": 1},
-                      "data": {"errorCode": 6}})
+    points.configure(
+        {"configureFailPoint": "failGetMoreAfterCursorCheckout", "mode": {"times": 1}, "data": {"errorCode": 6}}
+    )
     assert points.decide(CHANGE_STREAM_GET_MORE).error["code"] == 2
     assert points.decide(CHANGE_STREAM_GET_MORE).error["code"] == 6
     assert points.decide(CHANGE_STREAM_GET_MORE) is None
 
 
-@pytest.mark.parametrize("command", [
-    {"configureFailPoint": "rsSyncApplyStop", "mode": "alwaysOn"},
-    {"configureFailPoint": "failCommand", "mode": "sometimes"},
-    {"configureFailPoint": "failCommand", "mode": {"activationProbability": 2}},
-    {"configureFailPoint": "failCommand", "mode": {"times": 1, "skip": 1}},
-    {"configureFailPoint": "failCommand", "mode": "alwaysOn", "data": [1]},
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        {"configureFailPoint": "rsSyncApplyStop", "mode": "alwaysOn"},
+        {"configureFailPoint": "failCommand", "mode": "sometimes"},
+        {"configureFailPoint": "failCommand", "mode": {"activationProbability": 2}},
+        {"configureFailPoint": "failCommand", "mode": {"times": 1, "skip": 1}},
+        {"configureFailPoint": "failCommand", "mode": "alwaysOn", "data": [1]},
+    ],
+)
 def test_bad_configurations_are_refused_with_bad_value(command):
     with pytest.raises(FailPointConfigError) as caught:
         FailPointSet().configure(command)

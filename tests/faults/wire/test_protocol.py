@@ -60,7 +60,7 @@ def test_append_fields_keeps_existing_types_exactly():
     spliced = wire.append_fields(original, {"writeConcernError": {"code": 100}})
     decoded = bson.decode(spliced)
     assert decoded == {"n": 1, "ok": 1.0, "writeConcernError": {"code": 100}}
-    assert spliced[4:len(original) - 1] == original[4:-1]  # the int64 "n" is still the same 8 bytes
+    assert spliced[4 : len(original) - 1] == original[4:-1]  # the int64 "n" is still the same 8 bytes
 
 
 @pytest.mark.parametrize("length", [3, 48_000_001])
@@ -83,8 +83,17 @@ def test_handshake_request_strips_compression_and_reads_app_name():
 
 
 def test_handshake_reply_names_the_proxy_and_drops_other_members():
-    reply = {"ismaster": True, "me": "db0:27017", "hosts": ["db0:27017", "db1:27017"], "passives": ["db2:27017"],
-             "arbiters": [], "primary": "db0:27017", "setName": "rs", "compression": ["zstd"], "ok": 1.0}
+    reply = {
+        "ismaster": True,
+        "me": "db0:27017",
+        "hosts": ["db0:27017", "db1:27017"],
+        "passives": ["db2:27017"],
+        "arbiters": [],
+        "primary": "db0:27017",
+        "setName": "rs",
+        "compression": ["zstd"],
+        "ok": 1.0,
+    }
     rewritten = handshake_reply(reply, {"localhost:27017"}, "127.0.0.1:9999")
     assert rewritten["me"] == rewritten["primary"] == "127.0.0.1:9999"
     assert rewritten["hosts"] == ["127.0.0.1:9999"]

@@ -117,8 +117,13 @@ def test_close_connection_on_get_more_makes_the_change_stream_resume(proxy, conn
     commands = Commands()
     coll = connect(event_listeners=[commands]).wire.resume_close
     with coll.watch(max_await_time_ms=100) as stream:
-        proxy.configure_fail_point({"configureFailPoint": "failCommand", "mode": {"times": 1},
-                                    "data": {"failCommands": ["getMore"], "closeConnection": True}})
+        proxy.configure_fail_point(
+            {
+                "configureFailPoint": "failCommand",
+                "mode": {"times": 1},
+                "data": {"failCommands": ["getMore"], "closeConnection": True},
+            }
+        )
         direct.wire.resume_close.insert_one({"x": 1})
         assert next_change(stream)["fullDocument"]["x"] == 1
     assert commands.names.count("aggregate") == 2  # the original and the resume
@@ -134,23 +139,41 @@ def _stream_after_get_more_error(proxy, connect, direct, fail_point):
 
 
 def test_explicit_resumable_label_makes_any_code_resumable(proxy, connect, direct):
-    change = _stream_after_get_more_error(proxy, connect, direct, {
-        "configureFailPoint": "failCommand", "mode": {"times": 1},
-        "data": {"failCommands": ["getMore"], "errorCode": 50, "errorLabels": ["ResumableChangeStreamError"]}})
+    change = _stream_after_get_more_error(
+        proxy,
+        connect,
+        direct,
+        {
+            "configureFailPoint": "failCommand",
+            "mode": {"times": 1},
+            "data": {"failCommands": ["getMore"], "errorCode": 50, "errorLabels": ["ResumableChangeStreamError"]},
+        },
+    )
     assert change["operationType"] == "insert"
 
 
 def test_get_more_after_checkout_implies_the_resumable_label(proxy, connect, direct):
-    change = _stream_after_get_more_error(proxy, connect, direct, {
-        "configureFailPoint": "failGetMoreAfterCursorCheckout", "mode": {"times": 1}, "data": {"errorCode": 6}})
+    change = _stream_after_get_more_error(
+        proxy,
+        connect,
+        direct,
+        {"configureFailPoint": "failGetMoreAfterCursorCheckout", "mode": {"times": 1}, "data": {"errorCode": 6}},
+    )
     assert change["operationType"] == "insert"
 
 
 def test_fail_command_without_labels_is_not_resumable_even_for_allow_listed_codes(proxy, connect, direct):
     with pytest.raises(OperationFailure) as caught:
-        _stream_after_get_more_error(proxy, connect, direct, {
-            "configureFailPoint": "failCommand", "mode": {"times": 1},
-            "data": {"failCommands": ["getMore"], "errorCode": 6}})
+        _stream_after_get_more_error(
+            proxy,
+            connect,
+            direct,
+            {
+                "configureFailPoint": "failCommand",
+                "mode": {"times": 1},
+                "data": {"failCommands": ["getMore"], "errorCode": 6},
+            },
+        )
     assert caught.value.code == 6 and not caught.value.details.get("errorLabels")
 
 
@@ -166,8 +189,12 @@ def test_block_connection_delays_then_runs_the_command(coll):
 
 
 def test_write_concern_error_is_spliced_into_a_successful_write(coll):
-    arm(coll.database.client, {"times": 1}, failCommands=["insert"],
-        writeConcernError={"code": 100, "codeName": "UnsatisfiableWriteConcern", "errmsg": "Not enough nodes"})
+    arm(
+        coll.database.client,
+        {"times": 1},
+        failCommands=["insert"],
+        writeConcernError={"code": 100, "codeName": "UnsatisfiableWriteConcern", "errmsg": "Not enough nodes"},
+    )
     with pytest.raises(WriteConcernError) as caught:
         coll.insert_one({"_id": 1})
     assert caught.value.code == 100
@@ -201,8 +228,13 @@ def test_app_name_fails_only_the_named_client(connect):
 
 def test_disarmed_fail_points_leave_traffic_untouched(proxy, coll):
     manager = FailPointManager(EmulatedFailPoints(proxy))
-    manager.arm({"configureFailPoint": "failCommand", "mode": "alwaysOn",
-                 "data": {"failCommands": ["insert", "find"], "errorCode": 2}})
+    manager.arm(
+        {
+            "configureFailPoint": "failCommand",
+            "mode": "alwaysOn",
+            "data": {"failCommands": ["insert", "find"], "errorCode": 2},
+        }
+    )
     with pytest.raises(OperationFailure):
         coll.insert_one({"_id": 1})
     assert manager.disarm_all() == [] and proxy.armed() == []

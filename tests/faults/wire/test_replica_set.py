@@ -18,17 +18,31 @@ from pymongo.read_preferences import Secondary
 
 from faults.wire.replica_set import EmulatedReplicaSet, ReplicaSetConfigError, member_hello
 
-HELLO = {"ok": 1.0, "isWritablePrimary": True, "secondary": False, "setName": "rs", "setVersion": 1,
-         "hosts": ["db:1"], "passives": [], "arbiters": [], "primary": "db:1", "me": "db:1",
-         "electionId": ObjectId(), "maxWireVersion": 21, "compression": ["zlib"]}
+HELLO = {
+    "ok": 1.0,
+    "isWritablePrimary": True,
+    "secondary": False,
+    "setName": "rs",
+    "setVersion": 1,
+    "hosts": ["db:1"],
+    "passives": [],
+    "arbiters": [],
+    "primary": "db:1",
+    "me": "db:1",
+    "electionId": ObjectId(),
+    "maxWireVersion": 21,
+    "compression": ["zlib"],
+}
 
 
 # -- the hello rewrite (pure) ------------------------------------------------------------------
-@pytest.mark.parametrize("role,writable,secondary", [("primary", True, False), ("secondary", False, True),
-                                                     ("recovering", False, False)])
+@pytest.mark.parametrize(
+    "role,writable,secondary", [("primary", True, False), ("secondary", False, True), ("recovering", False, False)]
+)
 def test_member_hello_by_role(role: str, writable: bool, secondary: bool) -> None:
-    reply = member_hello(HELLO, me="127.0.0.1:2", hosts=["127.0.0.1:1", "127.0.0.1:2"], primary="127.0.0.1:1",
-                         role=role)
+    reply = member_hello(
+        HELLO, me="127.0.0.1:2", hosts=["127.0.0.1:1", "127.0.0.1:2"], primary="127.0.0.1:1", role=role
+    )
     assert (reply["isWritablePrimary"], reply["ismaster"], reply["secondary"]) == (writable, writable, secondary)
     assert reply["me"] == "127.0.0.1:2" and reply["hosts"] == ["127.0.0.1:1", "127.0.0.1:2"]
     assert reply["primary"] == "127.0.0.1:1" and reply["setName"] == "rs" and reply["maxWireVersion"] == 21
@@ -44,14 +58,20 @@ def test_member_hello_without_primary_and_with_tags() -> None:
 
 def test_member_hello_refuses_a_server_that_is_no_replica_set_member() -> None:
     with pytest.raises(ReplicaSetConfigError, match="setName"):
-        member_hello({k: v for k, v in HELLO.items() if k != "setName"}, me="h:1", hosts=["h:1"], primary=None,
-                     role="secondary")
+        member_hello(
+            {k: v for k, v in HELLO.items() if k != "setName"}, me="h:1", hosts=["h:1"], primary=None, role="secondary"
+        )
 
 
-@pytest.mark.parametrize("roles,tags,message", [
-    ((), None, "at least one"), (("primary", "primary"), None, "at most one primary"),
-    (("arbiter",), None, "unknown 'arbiter'"), (("primary", "secondary"), [{}], "2 members"),
-])
+@pytest.mark.parametrize(
+    "roles,tags,message",
+    [
+        ((), None, "at least one"),
+        (("primary", "primary"), None, "at most one primary"),
+        (("arbiter",), None, "unknown 'arbiter'"),
+        (("primary", "secondary"), [{}], "2 members"),
+    ],
+)
 def test_bad_replica_set_requests_name_the_field(roles, tags, message) -> None:
     with pytest.raises(ReplicaSetConfigError, match=message):
         EmulatedReplicaSet("127.0.0.1", 1, roles, tags=tags)
@@ -111,8 +131,9 @@ def test_each_command_is_logged_on_the_member_it_arrived_on(client, replica_set)
 def test_a_fail_point_fires_on_its_member_only(client, replica_set) -> None:
     secondary = client.db.get_collection("c", read_preference=ReadPreference.SECONDARY)
     secondary.find_one()
-    replica_set.configure_fail_point(0, {"configureFailPoint": "failCommand", "mode": "alwaysOn",
-                                         "data": {"failCommands": ["find"], "errorCode": 2}})
+    replica_set.configure_fail_point(
+        0, {"configureFailPoint": "failCommand", "mode": "alwaysOn", "data": {"failCommands": ["find"], "errorCode": 2}}
+    )
     assert replica_set.armed() == {0: ["failCommand"]}
     mark = replica_set.mark()
     secondary.find_one()  # a secondary: not failed

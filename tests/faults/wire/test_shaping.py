@@ -8,21 +8,19 @@ path) and is skipped with the reason without one.
 
 from __future__ import annotations
 
-from tests.paths import REPO
-from pathlib import Path
-
 import pytest
 from bson import Int64
 from pymongo import MongoClient
 
-from faults.wire.shaping_ops import OPERATIONS
-from faults.wire.shaping_owner import EMULATION_NOTE, ReplyShapingOwner, clear_after_test, owner_for
 from faults.wire import PROFILES, WireProxy
 from faults.wire.shaping import ReplyShaping, ShapingConfig, ShapingConfigError
+from faults.wire.shaping_ops import OPERATIONS
+from faults.wire.shaping_owner import EMULATION_NOTE, ReplyShapingOwner, clear_after_test, owner_for
 from harness.core.errors import HarnessError
 from harness.core.model import TEST_RUNNER, Operation, SpecTest
 from harness.engine.run import HarnessRun, RunOptions
 from harness.formats.loaders import load_file
+from tests.paths import REPO
 
 SCENARIO = REPO / "specs" / "scenarios" / "reply-shaping.yml"
 CURSOR = Int64(77)
@@ -53,13 +51,20 @@ def test_profiles_and_shapings_merge():
     assert all(ShapingConfig.parse({"profile": name}).names for name in PROFILES)
 
 
-@pytest.mark.parametrize("document,words", [
-    ({}, "nothing to shape"), ({"profile": "mongod-3.6"}, "unknown profile"),
-    ({"shapings": {"dropEverything": True}}, "unknown shaping"), ({"shapings": {"splitBatches": 0}}, "positive"),
-    ({"shapings": {"removeEventIds": "yes"}}, "true or false"), ({"profile": "small-batches", "times": 1}, "unknown field"),
-    ({"shapings": {"maxWireVersion": -1}}, "non-negative"), ({"shapings": {"handshakeMaxWireVersion": "8"}}, "integer"),
-    ({"shapings": {"removeOperationTime": 1}}, "true or false"),
-])
+@pytest.mark.parametrize(
+    "document,words",
+    [
+        ({}, "nothing to shape"),
+        ({"profile": "mongod-3.6"}, "unknown profile"),
+        ({"shapings": {"dropEverything": True}}, "unknown shaping"),
+        ({"shapings": {"splitBatches": 0}}, "positive"),
+        ({"shapings": {"removeEventIds": "yes"}}, "true or false"),
+        ({"profile": "small-batches", "times": 1}, "unknown field"),
+        ({"shapings": {"maxWireVersion": -1}}, "non-negative"),
+        ({"shapings": {"handshakeMaxWireVersion": "8"}}, "integer"),
+        ({"shapings": {"removeOperationTime": 1}}, "true or false"),
+    ],
+)
 def test_bad_configuration_is_refused_with_the_reason(document, words):
     with pytest.raises(ShapingConfigError, match=words):
         ShapingConfig.parse(document)
@@ -186,8 +191,11 @@ def test_handshake_shaping_gives_new_connections_the_version_and_leaves_the_moni
             proxy.shape_replies({"profile": "wire-version-8-connections", "appName": "old-connections"})
             with server.pool.checkout() as connection:  # a new application connection, handshaken now
                 assert connection.max_wire_version == 8
-            assert real > 8 and client._topology.description.server_descriptions()[server.description.address] \
-                .max_wire_version == real
+            assert (
+                real > 8
+                and client._topology.description.server_descriptions()[server.description.address].max_wire_version
+                == real
+            )
         finally:
             client.close()
 
@@ -257,14 +265,17 @@ def test_operations_refuse_bad_arguments_naming_the_operation(emulated):
 
         def guarded(self):
             import contextlib
+
             return contextlib.nullcontext()
 
     bad = Operation(name="shapeReplies", object=TEST_RUNNER, arguments={"profile": "nope"}, label="operations[3]")
     with pytest.raises(HarnessError, match=r"operations\[3\]: shapeReplies: unknown profile"):
         OPERATIONS["shapeReplies"](Context(), bad)
     with pytest.raises(HarnessError, match="takes no arguments"):
-        OPERATIONS["clearReplyShaping"](Context(), Operation(name="clearReplyShaping", object=TEST_RUNNER,
-                                                             arguments={"x": 1}, label="operations[4]"))
+        OPERATIONS["clearReplyShaping"](
+            Context(),
+            Operation(name="clearReplyShaping", object=TEST_RUNNER, arguments={"x": 1}, label="operations[4]"),
+        )
     assert clear_after_test(emulated.target) == []
 
 
@@ -279,8 +290,9 @@ def test_a_shaping_test_gets_a_proxy_of_its_own_on_a_run_without_one(embedded):
     try:
         assert route.uri != embedded.driver_uri and owner_for(embedded.target) is route.owner
         route.owner.arm({"profile": "small-batches"})
-        route.arm_fail_point({"configureFailPoint": "failCommand", "mode": "alwaysOn",
-                              "data": {"failCommands": ["killCursors"]}})
+        route.arm_fail_point(
+            {"configureFailPoint": "failCommand", "mode": "alwaysOn", "data": {"failCommands": ["killCursors"]}}
+        )
     finally:
         problems = route.close()
     assert problems == [] and owner_for(embedded.target) is None
@@ -316,8 +328,13 @@ def test_a_failed_get_more_comes_before_held_documents_and_a_resume_loses_and_re
 
             seen.append(next_n())
             assert proxy.shaping.armed() == ["splitBatches", f"held documents of cursor {stream._cursor.cursor_id}"]
-            proxy.configure_fail_point({"configureFailPoint": "failCommand", "mode": {"times": 1},
-                                        "data": {"failCommands": ["getMore"], "errorCode": 43}})
+            proxy.configure_fail_point(
+                {
+                    "configureFailPoint": "failCommand",
+                    "mode": {"times": 1},
+                    "data": {"failCommands": ["getMore"], "errorCode": 43},
+                }
+            )
             seen += [next_n(), next_n()]
             assert seen == [1, 2, 3] and stream.try_next() is None
             assert proxy.fail_points.armed() == []

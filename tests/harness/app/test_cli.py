@@ -24,13 +24,27 @@ FAILING = """
     result: {success: [{operationType: delete}]}
 """
 
-REQUIRED_FIELDS = {"run_id", "format", "file", "test", "outcome", "message", "duration_s", "started_at",
-                   "target", "driver", "harness", "python", "rules"}
+REQUIRED_FIELDS = {
+    "run_id",
+    "format",
+    "file",
+    "test",
+    "outcome",
+    "message",
+    "duration_s",
+    "started_at",
+    "target",
+    "driver",
+    "harness",
+    "python",
+    "rules",
+}
 
 
 def harness(*args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "harness.app.cli", *args], cwd=cwd, capture_output=True,
-                          text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "harness.app.cli", *args], cwd=cwd, capture_output=True, text=True, timeout=timeout
+    )
 
 
 def _spec(tmp_path: Path, body: str) -> Path:
@@ -75,8 +89,14 @@ def test_an_unexpected_pass_is_reported_and_fails_the_run(tmp_path):
 
 def test_an_unreachable_target_is_a_clear_error(tmp_path):
     spec = _spec(tmp_path, PASSING)
-    done = harness("run", "--specs", str(spec), "--target",
-                   "uri=mongodb://127.0.0.1:9/?serverSelectionTimeoutMS=300&connectTimeoutMS=300", cwd=tmp_path)
+    done = harness(
+        "run",
+        "--specs",
+        str(spec),
+        "--target",
+        "uri=mongodb://127.0.0.1:9/?serverSelectionTimeoutMS=300&connectTimeoutMS=300",
+        cwd=tmp_path,
+    )
     assert done.returncode == 2
     assert "did not answer" in done.stderr and "127.0.0.1:9" in done.stderr
 
@@ -89,8 +109,9 @@ def test_the_uri_target_runs_against_a_running_server(tmp_path):
     server.start()
     try:
         spec, results = _spec(tmp_path, PASSING), tmp_path / "out.jsonl"
-        done = harness("run", "--specs", str(spec), "--target", f"uri={server.uri}", "--results", str(results),
-                       cwd=tmp_path)
+        done = harness(
+            "run", "--specs", str(spec), "--target", f"uri={server.uri}", "--results", str(results), cwd=tmp_path
+        )
     finally:
         server.stop()
     assert done.returncode == 0, done.stdout + done.stderr

@@ -46,18 +46,22 @@ def _write_files(tmp_path: Path, text: str = TEXT, mapping: str | None = None) -
     catalogue.write_text(f"""
 text: widgets.md
 rules:
-  - {{id: CS-API-OPEN, level: MUST, section: Opening, anchors: ["{_anchor(TEXT, 'Drivers MUST open')}"],
+  - {{id: CS-API-OPEN, level: MUST, section: Opening, anchors: ["{_anchor(TEXT, "Drivers MUST open")}"],
       paraphrase: open on request}}
-  - {{id: CS-API-LOG, level: SHOULD, section: Opening, anchors: ["{_anchor(TEXT, 'Drivers SHOULD')}"],
+  - {{id: CS-API-LOG, level: SHOULD, section: Opening, anchors: ["{_anchor(TEXT, "Drivers SHOULD")}"],
       paraphrase: log each}}
-  - {{id: CS-API-DOC, level: MUST, section: Documenting, anchors: ["{_anchor(TEXT, 'Drivers MUST document')}"],
+  - {{id: CS-API-DOC, level: MUST, section: Documenting, anchors: ["{_anchor(TEXT, "Drivers MUST document")}"],
       paraphrase: document, not_checkable: documentation}}
 """)
-    (tmp_path / "tests.yml").write_text(mapping if mapping is not None else f"""
+    (tmp_path / "tests.yml").write_text(
+        mapping
+        if mapping is not None
+        else f"""
 tests:
   - {{test: "{PROSE_4}", checks: [CS-API-OPEN]}}
   - {{test: "{PROSE_7}", exercises: [CS-API-LOG]}}
-""")
+"""
+    )
     return spec
 
 
@@ -102,7 +106,7 @@ def test_an_unchecked_driver_must_exits_1_unless_report_only(files, capsys):
 def test_new_and_reworded_statements_are_listed_never_dropped(files, capsys):
     reworded = TEXT.replace("Drivers MUST open a widget on request.", "Drivers MUST open a widget when asked.")
     spec = _write_files(files, text=reworded + "\n## Closing\n\nDrivers MUST close a widget.\n")
-    status, out, err = _coverage(capsys, "--spec-text", str(spec), "--specs", str(files / "specs"), "--format", "json")
+    status, out, _err = _coverage(capsys, "--spec-text", str(spec), "--specs", str(files / "specs"), "--format", "json")
     assert status == 1
     data = json.loads(out)
     unmapped = {(u["section"], u["level"]): u for u in data["unmapped_statements"]}
@@ -136,14 +140,16 @@ def test_a_spec_text_is_found_in_a_checkout_folder(files, capsys):
 
 def test_markdown_output_is_a_table_per_group(files, capsys):
     spec = _write_files(files)
-    status, out, _ = _coverage(capsys, "--spec-text", str(spec), "--specs", str(files / "specs"),
-                               "--format", "markdown")
+    status, out, _ = _coverage(
+        capsys, "--spec-text", str(spec), "--specs", str(files / "specs"), "--format", "markdown"
+    )
     assert status == 0
     assert "## driver-side MUST (1)" in out
     assert f"| CS-API-OPEN | MUST | Opening | open on request | checked | {PROSE_4} |" in out
 
 
 # -- the model ------------------------------------------------------------------------------------------
+
 
 def test_rule_ids_at_the_start_of_a_description():
     assert rules_from_description("CS-OPT-MAXAWAIT: maxAwaitTimeMS ...") == ["CS-OPT-MAXAWAIT"]
@@ -153,9 +159,14 @@ def test_rule_ids_at_the_start_of_a_description():
 
 
 def test_mapping_entries_by_id_pattern_and_exception():
-    index = RuleIndex([TestRules(checks=("CS-A-ONE",), match="unified/f::resumes after *",
-                                 exclude=("*::resumes after a network error",)),
-                       TestRules(checks=("CS-A-TWO",), test="unified/f::resumes after a network error")])
+    index = RuleIndex(
+        [
+            TestRules(
+                checks=("CS-A-ONE",), match="unified/f::resumes after *", exclude=("*::resumes after a network error",)
+            ),
+            TestRules(checks=("CS-A-TWO",), test="unified/f::resumes after a network error"),
+        ]
+    )
     assert index.rules_for("unified/f::resumes after X") == ["CS-A-ONE"]
     assert index.rules_for("unified/f::resumes after a network error") == ["CS-A-TWO"]
     assert index.rules_for("unified/f::CS-A-THREE: own", "CS-A-THREE: own") == ["CS-A-THREE"]
@@ -175,15 +186,20 @@ def test_bad_mapping_files_name_the_file_and_entry(tmp_path):
 
 
 def test_unknown_ids_and_stale_mapping_entries_are_problems(tmp_path):
-    _write_files(tmp_path, mapping=f"""
+    _write_files(
+        tmp_path,
+        mapping=f"""
 tests:
   - {{test: "{PROSE_4}", checks: [CS-API-OPEN, CS-NOT-DEFINED]}}
   - {{test: "prose/change-streams-prose::99: gone", checks: [CS-API-LOG]}}
   - {{test: "unified/not-loaded::x", checks: [CS-API-LOG]}}
-""")
+""",
+    )
     catalogues = [load_catalogue(tmp_path / "rules.yml", "change-streams")]
-    tests = [LoadedTest(PROSE_4, "an error from the aggregate command is never resumed"),
-             LoadedTest("unified/own::SRV-ORDER: order", "SRV-ORDER: order")]
+    tests = [
+        LoadedTest(PROSE_4, "an error from the aggregate command is never resumed"),
+        LoadedTest("unified/own::SRV-ORDER: order", "SRV-ORDER: order"),
+    ]
     cmap = build_map(TEXT, "widgets.md", catalogues, load_mapping(tmp_path / "tests.yml"), tests)
     problems = "\n".join(cmap.problems)
     assert "unknown rule id(s) CS-NOT-DEFINED" in problems
@@ -211,9 +227,10 @@ def test_the_project_map_lists_every_rule_and_its_known_gaps(capsys):
     status_of = {r["id"]: r for r in data["rules"]}
     assert PROSE_4 in status_of["CS-ERR-AGGREGATE"]["checked_by"]
     assert status_of["CS-API-DOC-HELPERS"]["status"] == "not-checkable"
-    driver_must = [r for r in data["rules"] if r["driver_side"] and r["level"] == "MUST"
-                   and r["status"] != "not-checkable"]
-    assert ids[:len(driver_must)] == [r["id"] for r in driver_must], "driver-side MUSTs come first"
+    driver_must = [
+        r for r in data["rules"] if r["driver_side"] and r["level"] == "MUST" and r["status"] != "not-checkable"
+    ]
+    assert ids[: len(driver_must)] == [r["id"] for r in driver_must], "driver-side MUSTs come first"
 
 
 def test_server_rules_are_listed_apart_and_their_anchors_checked_against_their_own_text(tmp_path):
@@ -222,15 +239,15 @@ def test_server_rules_are_listed_apart_and_their_anchors_checked_against_their_o
     (tmp_path / "server.yml").write_text(f"""
 text: overview.md
 rules:
-  - {{id: SRV-ORDER, section: Server, paraphrase: in write order, anchors: ["{_anchor(overview, 'Events')}"]}}
+  - {{id: SRV-ORDER, section: Server, paraphrase: in write order, anchors: ["{_anchor(overview, "Events")}"]}}
   - {{id: SRV-GONE, section: Server, paraphrase: gone, anchors: ["0000000000000000"]}}
 """)
-    catalogues = [load_catalogue(tmp_path / "rules.yml", "change-streams"),
-                  load_catalogue(tmp_path / "server.yml", "server", driver_side_default=False)]
-    tests = [LoadedTest("unified/server-events::SRV-ORDER: order", "SRV-ORDER: order"),
-             LoadedTest(PROSE_4, "x")]
-    cmap = build_map(TEXT, "widgets.md", catalogues, load_mapping(tmp_path / "tests.yml"), tests,
-                     {"server": overview})
+    catalogues = [
+        load_catalogue(tmp_path / "rules.yml", "change-streams"),
+        load_catalogue(tmp_path / "server.yml", "server", driver_side_default=False),
+    ]
+    tests = [LoadedTest("unified/server-events::SRV-ORDER: order", "SRV-ORDER: order"), LoadedTest(PROSE_4, "x")]
+    cmap = build_map(TEXT, "widgets.md", catalogues, load_mapping(tmp_path / "tests.yml"), tests, {"server": overview})
     by_id = {c.rule.id: c for c in cmap.rules}
     assert not by_id["SRV-ORDER"].rule.driver_side and by_id["SRV-ORDER"].checked_by == [tests[0].test_id]
     assert by_id["SRV-ORDER"].missing_anchors == [] and by_id["SRV-GONE"].missing_anchors == ["0000000000000000"]
@@ -250,9 +267,9 @@ def test_a_spec_text_from_a_git_source_as_specs_fetch_gets_it(files, capsys, mon
     (repo / "source" / "change-streams" / "tests" / "README.md").write_text("tests\n")
     git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t.invalid"]
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
-    subprocess.run(git + ["add", "."], check=True)
-    subprocess.run(git + ["commit", "-q", "-m", "spec"], check=True)
-    commit = subprocess.run(git + ["rev-parse", "HEAD"], check=True, capture_output=True, text=True).stdout.strip()
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "spec"], check=True)
+    commit = subprocess.run([*git, "rev-parse", "HEAD"], check=True, capture_output=True, text=True).stdout.strip()
     _write_files(files)
     status, out, err = _coverage(capsys, "--spec-text", f"git:{repo}@{commit}", "--specs", str(files / "specs"))
     assert status == 0, err

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from harness.app.cli import build_parser
-from harness.app.options import RUN_OPTIONS, from_namespace, from_pytest_config
+from harness.app.options import from_namespace, from_pytest_config
 from harness.core.versions import compare_versions, version_tuple
 
 
@@ -23,12 +23,36 @@ class _Config:
 
 def test_cli_and_pytest_build_the_same_run_options(tmp_path: Path) -> None:
     results = tmp_path / "r.jsonl"
-    args = build_parser().parse_args(["run", "--target", "uri=mongodb://127.0.0.1:1", "--results", str(results),
-                                      "--expected", "none", "--failpoints", "emulated", "--network-faults",
-                                      "--timeout", "12", "--iteration-timeout", "3"])
-    config = _Config({"target": "uri=mongodb://127.0.0.1:1", "results": str(results), "expected": "none",
-                      "failpoints": "emulated", "network_faults": True, "spec_timeout": 12.0,
-                      "iteration_timeout": 3.0, "driver": "pymongo"})
+    args = build_parser().parse_args(
+        [
+            "run",
+            "--target",
+            "uri=mongodb://127.0.0.1:1",
+            "--results",
+            str(results),
+            "--expected",
+            "none",
+            "--failpoints",
+            "emulated",
+            "--network-faults",
+            "--timeout",
+            "12",
+            "--iteration-timeout",
+            "3",
+        ]
+    )
+    config = _Config(
+        {
+            "target": "uri=mongodb://127.0.0.1:1",
+            "results": str(results),
+            "expected": "none",
+            "failpoints": "emulated",
+            "network_faults": True,
+            "spec_timeout": 12.0,
+            "iteration_timeout": 3.0,
+            "driver": "pymongo",
+        }
+    )
     cli, plugin = from_namespace(args), from_pytest_config(config)
     assert cli == plugin
     assert cli.settings.test_timeout_s == 12.0 and cli.settings.iteration_timeout_s == 3.0
@@ -47,8 +71,9 @@ def test_the_cli_refuses_an_unknown_failpoint_mode() -> None:
         build_parser().parse_args(["run", "--failpoints", "sometimes"])
 
 
-@pytest.mark.parametrize("a, b, expected", [("7.0", "7.0.0", 0), ("4.2.0-rc1", "4.2", 0), ("8.2.11", "8.10", -1),
-                                            ("6.0.99", "6.0.5", 1)])
+@pytest.mark.parametrize(
+    "a, b, expected", [("7.0", "7.0.0", 0), ("4.2.0-rc1", "4.2", 0), ("8.2.11", "8.10", -1), ("6.0.99", "6.0.5", 1)]
+)
 def test_versions_compare_numerically(a: str, b: str, expected: int) -> None:
     assert compare_versions(a, b) == expected
     assert version_tuple("4.2.0-rc1") == (4, 2, 0)

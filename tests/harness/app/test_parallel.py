@@ -6,7 +6,6 @@ is measured in benchmarks/bench_runner.py.
 
 from __future__ import annotations
 
-from tests.paths import REPO
 import json
 import os
 import subprocess
@@ -22,15 +21,22 @@ from harness.core.verdicts import Verdict
 from harness.engine.lifecycle import Case
 from harness.engine.plugins import load_plugins
 from harness.engine.run import Check, RunOptions
-from tests.helpers import LEGACY_HEADER
 from tests.harness.app.test_cli import FAILING, PASSING
+from tests.helpers import LEGACY_HEADER
+from tests.paths import REPO
 
 MORE = "".join(PASSING.replace("description: passes", f"description: passes {n}") for n in range(4))
 
 
 def _harness(*args: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "harness.app.cli", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=300, env={**os.environ, "HARNESS_CACHE_DIR": str(cwd / "cache"), **(env or {})})
+    return subprocess.run(
+        [sys.executable, "-m", "harness.app.cli", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "HARNESS_CACHE_DIR": str(cwd / "cache"), **(env or {})},
+    )
 
 
 def _records(path: Path) -> list[dict]:
@@ -93,15 +99,21 @@ def dying_run(results: str) -> int:
     """Run in a fresh interpreter (a forked worker must not inherit this pytest process's threads)."""
     checks = [Check("prose", "selftest", f"passes {n}", open=lambda run: _Passes()) for n in range(4)]
     checks.insert(1, Check("prose", "selftest", "kills its worker", open=lambda run: _Dies()))
-    options = RunOptions(expected="none", results=Path(results), labels={"front": "none"},
-                         provenance={"spec_sources": [{"source": "selftest", "kind": "code"}]})
+    options = RunOptions(
+        expected="none",
+        results=Path(results),
+        labels={"front": "none"},
+        provenance={"spec_sources": [{"source": "selftest", "kind": "code"}]},
+    )
     return run_parallel(checks, options, ["embedded", "embedded"], quiet=True)
 
 
 def test_a_worker_that_dies_costs_only_its_test(tmp_path):
-    script = f"import sys; from tests.harness.app.test_parallel import dying_run; sys.exit(dying_run({str(tmp_path / 'r.jsonl')!r}))"
-    done = subprocess.run([sys.executable, "-c", script], cwd=REPO,
-                          capture_output=True, text=True, timeout=300)
+    script = (
+        "import sys; from tests.harness.app.test_parallel import dying_run; "
+        f"sys.exit(dying_run({str(tmp_path / 'r.jsonl')!r}))"
+    )
+    done = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=300)
     records = {r["test"]: r for r in _records(tmp_path / "r.jsonl")}
     assert done.returncode == 1 and len(records) == 5, done.stdout + done.stderr
     lost, normal = records["kills its worker"], records["passes 0"]
@@ -109,8 +121,9 @@ def test_a_worker_that_dies_costs_only_its_test(tmp_path):
     assert "exited with status 3" in lost["message"]
     assert Counter(r["outcome"] for r in records.values()) == {"passed": 4, "error": 1}
     # the workers ran with the run's own options (nothing re-parsed): its labels and provenance are in every record
-    assert normal["labels"] == {"front": "none"} and normal.get("spec_sources") == [{"source": "selftest",
-                                                                                     "kind": "code"}]
+    assert normal["labels"] == {"front": "none"} and normal.get("spec_sources") == [
+        {"source": "selftest", "kind": "code"}
+    ]
     assert set(lost) == set(normal)  # the lost test's record has every field a normal one has
     provenance = ("run_id", "driver", "failpoints", "labels", "spec_sources", "expectations_file")
     assert {key: lost[key] for key in provenance} == {key: normal[key] for key in provenance}
@@ -133,10 +146,11 @@ def spawned_run(spec: str, results: str) -> int:
 def test_spawned_workers_take_the_run_options_and_collect_with_the_front_ends_collect(tmp_path):
     spec = tmp_path / "sp.yml"
     spec.write_text(LEGACY_HEADER + PASSING + MORE)
-    script = (f"import sys; from tests.harness.app.test_parallel import spawned_run; "
-              f"sys.exit(spawned_run({str(spec)!r}, {str(tmp_path / 'r.jsonl')!r}))")
-    done = subprocess.run([sys.executable, "-c", script], cwd=REPO,
-                          capture_output=True, text=True, timeout=300)
+    script = (
+        f"import sys; from tests.harness.app.test_parallel import spawned_run; "
+        f"sys.exit(spawned_run({str(spec)!r}, {str(tmp_path / 'r.jsonl')!r}))"
+    )
+    done = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     records = _records(tmp_path / "r.jsonl")
     assert len(records) == 5 and {r["outcome"] for r in records} == {"passed"}
@@ -147,9 +161,28 @@ def test_pytest_xdist_workers_share_one_results_file_and_run_id(tmp_path):
     pytest.importorskip("xdist")
     spec = tmp_path / "xd.yml"
     spec.write_text(LEGACY_HEADER + PASSING + MORE)
-    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "2", "--specs",
-                           str(spec), "--expected", "none", "--results", str(tmp_path / "r.jsonl")],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-n",
+            "2",
+            "--specs",
+            str(spec),
+            "--expected",
+            "none",
+            "--results",
+            str(tmp_path / "r.jsonl"),
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     records = _records(tmp_path / "r.jsonl")
     assert len(records) == 5 and {r["outcome"] for r in records} == {"passed"}
@@ -170,11 +203,34 @@ def test_deployments_the_harness_did_not_start_each_serve_one_worker(tmp_path):
     try:
         spec = tmp_path / "uri.yml"
         spec.write_text(LEGACY_HEADER + PASSING + MORE)
-        done = _harness("run", "--specs", str(spec), "-j", "2", "--target", f"uri={servers[0].uri}",
-                        "--worker-target", f"uri={servers[1].uri}", "--results", str(tmp_path / "r.jsonl"),
-                        "--expected", "none", cwd=tmp_path)
-        alone = _harness("run", "--specs", str(spec), "-j", "2", "--target", f"uri={servers[0].uri}",
-                         "--expected", "none", cwd=tmp_path)
+        done = _harness(
+            "run",
+            "--specs",
+            str(spec),
+            "-j",
+            "2",
+            "--target",
+            f"uri={servers[0].uri}",
+            "--worker-target",
+            f"uri={servers[1].uri}",
+            "--results",
+            str(tmp_path / "r.jsonl"),
+            "--expected",
+            "none",
+            cwd=tmp_path,
+        )
+        alone = _harness(
+            "run",
+            "--specs",
+            str(spec),
+            "-j",
+            "2",
+            "--target",
+            f"uri={servers[0].uri}",
+            "--expected",
+            "none",
+            cwd=tmp_path,
+        )
     finally:
         for server in servers:
             stop_server(server)

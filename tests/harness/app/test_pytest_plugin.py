@@ -7,8 +7,8 @@ import subprocess
 import sys
 import xml.etree.ElementTree as ET
 
-from tests.helpers import LEGACY_HEADER
 from tests.harness.app.test_cli import FAILING, PASSING
+from tests.helpers import LEGACY_HEADER
 
 SKIPPED = """
   - description: sharded only
@@ -19,16 +19,29 @@ SKIPPED = """
 
 
 def _pytest(tmp_path, *args):
-    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=180)
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
 
 
 def test_spec_tests_become_items_with_cli_verdicts(tmp_path):
     spec = tmp_path / "plugin.yml"
     spec.write_text(LEGACY_HEADER + PASSING + FAILING + SKIPPED)
     junit = tmp_path / "junit.xml"
-    done = _pytest(tmp_path, "--specs", str(spec), "--expected", "none", f"--junitxml={junit}",
-                   "--results", str(tmp_path / "r.jsonl"))
+    done = _pytest(
+        tmp_path,
+        "--specs",
+        str(spec),
+        "--expected",
+        "none",
+        f"--junitxml={junit}",
+        "--results",
+        str(tmp_path / "r.jsonl"),
+    )
     assert done.returncode == 1, done.stdout
     assert "1 failed, 1 passed, 1 skipped" in done.stdout
     assert "success[0].operationType" in done.stdout
@@ -100,7 +113,8 @@ def test_asking_for_the_harness_declares_every_row_of_the_options_table(tmp_path
 
     (tmp_path / "test_rows.py").write_text(
         "def test_rows(pytestconfig):\n"
-        + "".join(f"    pytestconfig.getoption({option.pytest_dest!r})\n" for option in RUN_OPTIONS))
+        + "".join(f"    pytestconfig.getoption({option.pytest_dest!r})\n" for option in RUN_OPTIONS)
+    )
     done = _pytest(tmp_path, "-q", "test_rows.py", "--driver", "pymongo")
     assert done.returncode == 0, done.stdout + done.stderr
     helped = _pytest(tmp_path, "--help", "--target", "embedded")

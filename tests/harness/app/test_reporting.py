@@ -11,13 +11,23 @@ from harness.core.expectations import Classification, Expectations
 
 def _run():
     info = SimpleNamespace(name="t", kind="k", version="1", topology="single")
-    return SimpleNamespace(run_id="r", target=SimpleNamespace(info=info), driver=SimpleNamespace(name="d", version="1"),
-                           expectations=Expectations.empty())
+    return SimpleNamespace(
+        run_id="r",
+        target=SimpleNamespace(info=info),
+        driver=SimpleNamespace(name="d", version="1"),
+        expectations=Expectations.empty(),
+    )
 
 
 def _result(test_id, seconds):
-    return SimpleNamespace(test_id=test_id, file="f", outcome="passed", message="", duration_s=seconds,
-                           classification=Classification(True, "pass"))
+    return SimpleNamespace(
+        test_id=test_id,
+        file="f",
+        outcome="passed",
+        message="",
+        duration_s=seconds,
+        classification=Classification(True, "pass"),
+    )
 
 
 def test_the_live_line_names_the_running_tests_and_is_cleared_before_a_result():

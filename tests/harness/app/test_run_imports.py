@@ -10,8 +10,8 @@ import json
 import subprocess
 import sys
 
-from tests.helpers import LEGACY_HEADER
 from tests.harness.app.test_cli import PASSING
+from tests.helpers import LEGACY_HEADER
 
 _PROBE = """
 import json, sys
@@ -25,8 +25,13 @@ print(json.dumps({'status': status, 'heavy': heavy}))
 def test_harness_run_loads_no_pyspark(tmp_path):
     spec = tmp_path / "light.yml"
     spec.write_text(LEGACY_HEADER + PASSING)
-    done = subprocess.run([sys.executable, "-c", _PROBE, "run", "--specs", str(spec), "--expected", "none", "-q"],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", _PROBE, "run", "--specs", str(spec), "--expected", "none", "-q"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     outcome = json.loads(done.stdout.strip().splitlines()[-1])
     assert outcome["status"] == 0

@@ -25,8 +25,14 @@ SCHEMA = SHARED_SPECS / "upstream" / "unified-format-selftests" / "schema-1.28.j
 
 
 def _harness(*args: str, cwd: Path, **env: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "harness.app.cli", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=300, env={**os.environ, **env})
+    return subprocess.run(
+        [sys.executable, "-m", "harness.app.cli", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, **env},
+    )
 
 
 def _records(path: Path) -> list[dict]:
@@ -40,8 +46,13 @@ def cache(tmp_path, monkeypatch):
 
 
 def _git(*args: str, cwd: Path) -> str:
-    done = subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t.invalid", *args], cwd=cwd,
-                          capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t.invalid", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return done.stdout.strip()
 
 
@@ -68,8 +79,9 @@ def test_a_git_source_at_a_commit_runs_and_every_record_names_it(tmp_path):
     fetched = _harness("specs", "fetch", source, cwd=tmp_path, **env)
     assert fetched.returncode == 0, fetched.stderr
     assert "1 spec files; git " + commit in fetched.stdout
-    done = _harness("run", "--specs", source, "--results", str(tmp_path / "r.jsonl"), "--require-schema",
-                    cwd=tmp_path, **env)
+    done = _harness(
+        "run", "--specs", source, "--results", str(tmp_path / "r.jsonl"), "--require-schema", cwd=tmp_path, **env
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     records = _records(tmp_path / "r.jsonl")
     assert records and all(r["spec_sources"][0]["commit"] == commit for r in records)
@@ -86,11 +98,17 @@ def _sdist(tmp_path: Path) -> Path:
     require_shared_specs()
     archive = tmp_path / "pymongo-9.9.9.tar.gz"
     with tarfile.open(archive, "w:gz") as sdist:
-        for name, path in (("pymongo-9.9.9/test/change_streams/unified/change-streams-clusterTime.json",
-                            UNIFIED_DIR / "change-streams-clusterTime.json"),
-                           ("pymongo-9.9.9/test/unified-test-format/valid-pass/probe.json",
-                            UNIFIED_DIR / "change-streams-clusterTime.json"),
-                           ("pymongo-9.9.9/pymongo/__init__.py", None)):
+        for name, path in (
+            (
+                "pymongo-9.9.9/test/change_streams/unified/change-streams-clusterTime.json",
+                UNIFIED_DIR / "change-streams-clusterTime.json",
+            ),
+            (
+                "pymongo-9.9.9/test/unified-test-format/valid-pass/probe.json",
+                UNIFIED_DIR / "change-streams-clusterTime.json",
+            ),
+            ("pymongo-9.9.9/pymongo/__init__.py", None),
+        ):
             data = path.read_bytes() if path else b""
             info = tarfile.TarInfo(name)
             info.size = len(data)
@@ -128,15 +146,24 @@ def test_without_a_schema_every_run_says_so_and_require_schema_refuses(tmp_path)
     empty = tmp_path / "no-schema"
     empty.mkdir()
     env = {"HARNESS_UNIFIED_SCHEMA_DIR": str(empty), "HARNESS_NO_CACHE": "1"}
-    done = _harness("run", "--specs", str(spec), "--suite", "all", "--results", str(tmp_path / "r.jsonl"),
-                    cwd=tmp_path, **env)  # with the prose checks too, which have no schema of their own
+    done = _harness(
+        "run", "--specs", str(spec), "--suite", "all", "--results", str(tmp_path / "r.jsonl"), cwd=tmp_path, **env
+    )  # with the prose checks too, which have no schema of their own
     assert done.returncode == 0, done.stdout + done.stderr
     assert "WARNING: no unified-format JSON schema found for 1 file(s)" in done.stderr
     records = _records(tmp_path / "r.jsonl")
     assert {r["format"] for r in records} == {"unified", "prose"} and {r["schema"] for r in records} == {"none"}
     refused = _harness("run", "--specs", str(spec), "--require-schema", cwd=tmp_path, **env)
     assert refused.returncode == 1 and "--require-schema asks for one" in refused.stdout
-    checked = _harness("run", "--specs", str(spec), "--require-schema", "--results", str(tmp_path / "c.jsonl"),
-                       cwd=tmp_path, HARNESS_UNIFIED_SCHEMA_DIR=str(SCHEMA.parent))
+    checked = _harness(
+        "run",
+        "--specs",
+        str(spec),
+        "--require-schema",
+        "--results",
+        str(tmp_path / "c.jsonl"),
+        cwd=tmp_path,
+        HARNESS_UNIFIED_SCHEMA_DIR=str(SCHEMA.parent),
+    )
     assert checked.returncode == 0 and "WARNING" not in checked.stderr
     assert {r["schema"] == ["schema-1.28.json"] for r in _records(tmp_path / "c.jsonl")} == {True}

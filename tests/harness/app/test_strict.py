@@ -20,8 +20,8 @@ from harness.app.reporting import ConsoleReporter
 from harness.core.expectations import Classification, Expectations, KnownOutcome
 from harness.core.run_notes import RunNotes
 from tests.conftest import UNIFIED_DIR, require_shared_specs
-from tests.helpers import LEGACY_HEADER
 from tests.harness.app.test_cli import FAILING, PASSING, harness
+from tests.helpers import LEGACY_HEADER
 
 STALE = "legacy/strict::a test renamed since"
 KNOWN = 'known:\n  - test: "legacy/strict::fails"\n    reason: "known here"\n'
@@ -45,8 +45,10 @@ def test_a_stale_entry_is_a_note_and_under_strict_a_failure_in_the_same_words(tm
     plain, strict = tmp_path / "plain.jsonl", tmp_path / "strict.jsonl"
     assert cli.main(["run", "--specs", str(spec), "--expected", str(expected), "--results", str(plain), "-q"]) == 0
     assert f"  note: {words}" in capsys.readouterr().out
-    assert cli.main(["run", "--specs", str(spec), "--expected", str(expected), "--results", str(strict), "-q",
-                     "--strict"]) == 1
+    assert (
+        cli.main(["run", "--specs", str(spec), "--expected", str(expected), "--results", str(strict), "-q", "--strict"])
+        == 1
+    )
     out = capsys.readouterr().out
     assert f"  STRICT: {words}" in out and "--strict: 1 note(s) fail this run" in out and "note: " not in out
     assert {r["strict"] for r in _records(plain)} == {False} and {r["strict"] for r in _records(strict)} == {True}
@@ -54,13 +56,25 @@ def test_a_stale_entry_is_a_note_and_under_strict_a_failure_in_the_same_words(tm
 
 def test_strict_passes_when_k_leaves_out_a_listed_test_and_fails_in_parallel_runs_too(tmp_path):
     spec, expected = _spec_and_expectations(tmp_path, stale=False)
-    narrowed = harness("run", "--specs", str(spec), "--expected", str(expected), "-k", "passes", "--strict",
-                       cwd=tmp_path)
+    narrowed = harness(
+        "run", "--specs", str(spec), "--expected", str(expected), "-k", "passes", "--strict", cwd=tmp_path
+    )
     assert narrowed.returncode == 0, narrowed.stdout + narrowed.stderr  # 'fails' was loaded, then not selected
     assert "  note: expected-outcomes entry matched no test in this run: 'legacy/strict::fails'" in narrowed.stdout
     spec, expected = _spec_and_expectations(tmp_path)
-    parallel = harness("run", "--specs", str(spec), "--expected", str(expected), "-j", "2", "--strict",
-                       "--results", str(tmp_path / "j.jsonl"), cwd=tmp_path)
+    parallel = harness(
+        "run",
+        "--specs",
+        str(spec),
+        "--expected",
+        str(expected),
+        "-j",
+        "2",
+        "--strict",
+        "--results",
+        str(tmp_path / "j.jsonl"),
+        cwd=tmp_path,
+    )
     assert parallel.returncode == 1, parallel.stdout + parallel.stderr
     assert f"STRICT: expected-outcomes entry matched no test in this run: {STALE!r}" in parallel.stdout
     assert {r["strict"] for r in _records(tmp_path / "j.jsonl")} == {True}
@@ -95,23 +109,41 @@ def test_a_pinned_test_that_produced_no_result_fails_a_strict_run():
     stream = io.StringIO()
     reporter = ConsoleReporter(total=1, stream=stream, notes=RunNotes(strict=True, pinned={"a.yml": 2}))
     info = SimpleNamespace(name="t", kind="k", version="1", topology="single")
-    reporter.start(SimpleNamespace(run_id="r", expectations=Expectations.empty(), target=SimpleNamespace(info=info),
-                                   driver=SimpleNamespace(name="d", version="1")))
-    reporter.report(SimpleNamespace(test_id="legacy/a::t1", file="a.yml", outcome="passed", message="",
-                                    duration_s=0.1, classification=Classification(True, "pass")))
+    reporter.start(
+        SimpleNamespace(
+            run_id="r",
+            expectations=Expectations.empty(),
+            target=SimpleNamespace(info=info),
+            driver=SimpleNamespace(name="d", version="1"),
+        )
+    )
+    reporter.report(
+        SimpleNamespace(
+            test_id="legacy/a::t1",
+            file="a.yml",
+            outcome="passed",
+            message="",
+            duration_s=0.1,
+            classification=Classification(True, "pass"),
+        )
+    )
     assert reporter.finish() == 1
     assert "  STRICT: a.yml: 1 of the 2 pinned test(s) the run selected produced no result" in stream.getvalue()
 
 
 def test_which_unmatched_entries_are_stale():
-    entries = Expectations([KnownOutcome(pattern, "failed", "r") for pattern in
-                            ("legacy/a::gone", "legacy/a::t2", "legacy/elsewhere::x", "legacy/a::t*")])
+    entries = Expectations(
+        [
+            KnownOutcome(pattern, "failed", "r")
+            for pattern in ("legacy/a::gone", "legacy/a::t2", "legacy/elsewhere::x", "legacy/a::t*")
+        ]
+    )
     notes = RunNotes(loaded=["legacy/a::t1", "legacy/a::t2"])
     closing = notes.close(entries, [("legacy/a::t1", "a.yml")])
     assert [(note.kind, note.words.rsplit(": ", 1)[1]) for note in closing] == [
-        ("stale-expectation", "'legacy/a::gone'"),                # its file was loaded; no test of it matches
-        ("expectation-not-selected", "'legacy/a::t2'"),           # loaded, then left out (-k)
-        ("expectation-not-selected", "'legacy/elsewhere::x'"),    # a file this run did not load
+        ("stale-expectation", "'legacy/a::gone'"),  # its file was loaded; no test of it matches
+        ("expectation-not-selected", "'legacy/a::t2'"),  # loaded, then left out (-k)
+        ("expectation-not-selected", "'legacy/elsewhere::x'"),  # a file this run did not load
     ]
     assert notes.failures() == []  # a plain run: notes only
     notes.strict = True
@@ -120,8 +152,19 @@ def test_which_unmatched_entries_are_stale():
 
 def test_the_pytest_front_end_takes_strict_as_harness_strict(tmp_path):
     spec, expected = _spec_and_expectations(tmp_path)
-    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--specs", str(spec), "--expected",
-               str(expected), "--results", str(tmp_path / "r.jsonl")]
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-p",
+        "no:cacheprovider",
+        "--specs",
+        str(spec),
+        "--expected",
+        str(expected),
+        "--results",
+        str(tmp_path / "r.jsonl"),
+    ]
     plain = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=180)
     assert plain.returncode == 0, plain.stdout + plain.stderr
     assert f"harness: note: expected-outcomes entry matched no test in this run: {STALE!r}" in plain.stdout

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.core.expectations import Expectations, ExpectationsError
+from harness.core.expectations import ExpectationsError
 from harness.engine.run import EXPECTATIONS_DIR
 from harness.formats.expectations_file import load_expectations
 
@@ -16,7 +16,9 @@ def _load(tmp_path, text):
 
 
 def test_classification(tmp_path):
-    e = _load(tmp_path, 'known:\n  - {test: "legacy/a::t*", reason: "why"}\n  - {test: "x::e", outcome: error, reason: "r"}\n')
+    e = _load(
+        tmp_path, 'known:\n  - {test: "legacy/a::t*", reason: "why"}\n  - {test: "x::e", outcome: error, reason: "r"}\n'
+    )
     assert e.classify("legacy/a::t1", "failed").kind == "known-failure"
     assert e.classify("legacy/a::t1", "passed").kind == "unexpected-pass"
     assert not e.classify("legacy/a::t1", "error").expected
@@ -25,12 +27,15 @@ def test_classification(tmp_path):
     assert e.classify("other", "passed").expected and e.classify("other", "skipped").expected
 
 
-@pytest.mark.parametrize("text, message", [
-    ("known: 3", "'known' must be a list"),
-    ("known:\n  - {reason: r}", "needs a 'test'"),
-    ("known:\n  - {test: t}", "'reason' is required"),
-    ("known:\n  - {test: t, reason: r, outcome: weird}", "outcome must be one of"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("known: 3", "'known' must be a list"),
+        ("known:\n  - {reason: r}", "needs a 'test'"),
+        ("known:\n  - {test: t}", "'reason' is required"),
+        ("known:\n  - {test: t, reason: r, outcome: weird}", "outcome must be one of"),
+    ],
+)
 def test_bad_files_are_named(tmp_path, text, message):
     with pytest.raises(ExpectationsError, match=message):
         _load(tmp_path, text)
@@ -44,7 +49,9 @@ def test_project_expectation_files_load():
 
 
 def test_entries_that_match_no_test_are_found(tmp_path):
-    e = _load(tmp_path, 'known:\n  - {test: "legacy/a::t*", reason: "why"}\n  - {test: "legacy/gone::x", reason: "old"}\n')
+    e = _load(
+        tmp_path, 'known:\n  - {test: "legacy/a::t*", reason: "why"}\n  - {test: "legacy/gone::x", reason: "old"}\n'
+    )
     assert [k.pattern for k in e.unmatched(["legacy/a::t1", "legacy/b::u"])] == ["legacy/gone::x"]
 
 
@@ -53,9 +60,11 @@ def test_auto_reads_the_targets_and_the_drivers_known_outcomes(tmp_path, monkeyp
 
     (tmp_path / "drivers").mkdir()
     (tmp_path / "secantusdb.yml").write_text(
-        'known:\n  - {test: "unified/a::server bug", reason: "the server drops ns"}\n')
+        'known:\n  - {test: "unified/a::server bug", reason: "the server drops ns"}\n'
+    )
     (tmp_path / "drivers" / "pymongo.yml").write_text(
-        'known:\n  - {test: "unified/b::driver bug", reason: "the driver sends one start point of two"}\n')
+        'known:\n  - {test: "unified/b::driver bug", reason: "the driver sends one start point of two"}\n'
+    )
     monkeypatch.setattr(run_module, "EXPECTATIONS_DIR", tmp_path)
     both = run_module.expectations_for("auto", "secantusdb", "pymongo")
     assert both.classify("unified/a::server bug", "failed").kind == "known-failure"

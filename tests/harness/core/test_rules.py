@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from tests.paths import REPO
 from pathlib import Path
 
 import pytest
@@ -11,6 +10,7 @@ from harness.app import compose
 from harness.engine.run import RunOptions
 from harness.formats.loaders import load_paths
 from harness.formats.rule_files import load_mapping
+from tests.paths import REPO
 from tests.spark_support import record, records_frame
 
 PROJECT = REPO
@@ -30,8 +30,9 @@ def _one(path: Path, description: str):
 
 
 def test_a_supplementary_record_names_the_rule_of_its_description(mapped_run):
-    test = _one(SUPPLEMENTARY, "CS-OPT-MAXAWAIT: maxAwaitTimeMS is the getMore's maxTimeMS and never goes on the "
-                               "aggregate")
+    test = _one(
+        SUPPLEMENTARY, "CS-OPT-MAXAWAIT: maxAwaitTimeMS is the getMore's maxTimeMS and never goes on the aggregate"
+    )
     result = mapped_run.run_test(test)
     assert result.record["rules"] == ["CS-OPT-MAXAWAIT"]
 
@@ -63,8 +64,9 @@ def test_the_composition_root_gives_runs_the_mapping():
     options = RunOptions(target="embedded", expected="none")
     compose.new_run(options)  # not entered: nothing starts
     assert options.rules is not None
-    assert options.rules.rules_for("prose/change-streams-prose::4: an error from the aggregate command is never "
-                                   "resumed") == ["CS-ERR-AGGREGATE"]
+    assert options.rules.rules_for(
+        "prose/change-streams-prose::4: an error from the aggregate command is never resumed"
+    ) == ["CS-ERR-AGGREGATE"]
 
 
 def test_a_broken_mapping_is_said_and_recorded(monkeypatch, tmp_path, capsys):
@@ -86,18 +88,29 @@ def test_verdicts_group_by_rule(spark):
     from reports.normalise import verdicts_by_rule, verdicts_from_records
     from reports.schema import RULE_VERDICT_COLUMNS
 
-    records = [record("unified/a::one", "passed"), record("unified/a::two", "failed"), record("prose/p::3", "passed"),
-               record("unified/a::none", "passed")]
-    for rec, rules in zip(records, (["CS-RESUME-ONCE", "SRV-ORDER"], ["CS-RESUME-ONCE"], ["CS-RESUME-ATTEMPT"], [])):
+    records = [
+        record("unified/a::one", "passed"),
+        record("unified/a::two", "failed"),
+        record("prose/p::3", "passed"),
+        record("unified/a::none", "passed"),
+    ]
+    rules_of_each = (["CS-RESUME-ONCE", "SRV-ORDER"], ["CS-RESUME-ONCE"], ["CS-RESUME-ATTEMPT"], [])
+    for rec, rules in zip(records, rules_of_each, strict=True):
         rec["rules"] = rules
     old = record("unified/a::old", "passed")
     del old["rules"]  # a record written before the field existed
-    verdicts = verdicts_from_records(records_frame(spark, records + [old]))
+    verdicts = verdicts_from_records(records_frame(spark, [*records, old]))
     assert {r["test_id"]: r["rules"] for r in verdicts.collect()}["unified/a::old"] == []
     by_rule = verdicts_by_rule(verdicts)
     assert by_rule.columns == RULE_VERDICT_COLUMNS
-    counts = {(r["rule"], r["rule_area"], r["outcome"]): r["count"]
-              for r in by_rule.groupBy("rule", "rule_area", "outcome").count().collect()}
-    assert counts == {("CS-RESUME-ONCE", "CS-RESUME", "passed"): 1, ("CS-RESUME-ONCE", "CS-RESUME", "failed"): 1,
-                      ("SRV-ORDER", "SRV", "passed"): 1, ("CS-RESUME-ATTEMPT", "CS-RESUME", "passed"): 1}
+    counts = {
+        (r["rule"], r["rule_area"], r["outcome"]): r["count"]
+        for r in by_rule.groupBy("rule", "rule_area", "outcome").count().collect()
+    }
+    assert counts == {
+        ("CS-RESUME-ONCE", "CS-RESUME", "passed"): 1,
+        ("CS-RESUME-ONCE", "CS-RESUME", "failed"): 1,
+        ("SRV-ORDER", "SRV", "passed"): 1,
+        ("CS-RESUME-ATTEMPT", "CS-RESUME", "passed"): 1,
+    }
     assert by_rule.where(F.col("test_id") == "unified/a::none").count() == 0

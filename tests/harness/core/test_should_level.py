@@ -31,31 +31,47 @@ KILL_RESUME = "unified/resume-points::CS-KILL-RESUME: a resume kills the old cur
 
 #: Planted levels: two rules of each level, and a trace that holds a MUST rule at its SHOULD half.
 PLANTED = RuleIndex(
-    entries=[TestRules(checks=("CS-PLANTED-MUST",), test="prose/planted::mapped to a MUST"),
-             TestRules(checks=("CS-PLANTED-SHOULD",), test="prose/planted::mapped to a SHOULD")],
-    levels={"CS-PLANTED-MUST": MUST, "CS-PLANTED-HALVES": MUST, "CS-PLANTED-SHOULD": SHOULD,
-            "CS-PLANTED-ADVICE": SHOULD},
-    traced={"unified/planted::CS-PLANTED-HALVES: its SHOULD half": (("CS-PLANTED-HALVES", SHOULD),) * 2,
-            "unified/planted::CS-PLANTED-ADVICE: and a MUST precondition": (
-                ("CS-PLANTED-ADVICE", SHOULD), ("CS-PLANTED-MUST", MUST))})
+    entries=[
+        TestRules(checks=("CS-PLANTED-MUST",), test="prose/planted::mapped to a MUST"),
+        TestRules(checks=("CS-PLANTED-SHOULD",), test="prose/planted::mapped to a SHOULD"),
+    ],
+    levels={
+        "CS-PLANTED-MUST": MUST,
+        "CS-PLANTED-HALVES": MUST,
+        "CS-PLANTED-SHOULD": SHOULD,
+        "CS-PLANTED-ADVICE": SHOULD,
+    },
+    traced={
+        "unified/planted::CS-PLANTED-HALVES: its SHOULD half": (("CS-PLANTED-HALVES", SHOULD),) * 2,
+        "unified/planted::CS-PLANTED-ADVICE: and a MUST precondition": (
+            ("CS-PLANTED-ADVICE", SHOULD),
+            ("CS-PLANTED-MUST", MUST),
+        ),
+    },
+)
 
 
 def _should_only(test_id: str) -> list[str]:
     return PLANTED.should_only(test_id, test_id.split("::", 1)[1])
 
 
-@pytest.mark.parametrize("test_id, expected", [
-    ("unified/planted::CS-PLANTED-SHOULD: named in its description", ["CS-PLANTED-SHOULD"]),
-    ("unified/planted::CS-PLANTED-SHOULD, CS-PLANTED-ADVICE: two recommendations",
-     ["CS-PLANTED-ADVICE", "CS-PLANTED-SHOULD"]),
-    ("prose/planted::mapped to a SHOULD", ["CS-PLANTED-SHOULD"]),
-    ("unified/planted::CS-PLANTED-HALVES: its SHOULD half", ["CS-PLANTED-HALVES"]),
-    ("unified/planted::CS-PLANTED-SHOULD, CS-PLANTED-MUST: one MUST among them", []),
-    ("prose/planted::mapped to a MUST", []),
-    ("unified/planted::CS-PLANTED-ADVICE: and a MUST precondition", []),
-    ("unified/planted::CS-PLANTED-UNCATALOGUED: a rule no catalogue has counts as a MUST", []),
-    ("unified/planted::checks no rule at all", []),
-])
+@pytest.mark.parametrize(
+    "test_id, expected",
+    [
+        ("unified/planted::CS-PLANTED-SHOULD: named in its description", ["CS-PLANTED-SHOULD"]),
+        (
+            "unified/planted::CS-PLANTED-SHOULD, CS-PLANTED-ADVICE: two recommendations",
+            ["CS-PLANTED-ADVICE", "CS-PLANTED-SHOULD"],
+        ),
+        ("prose/planted::mapped to a SHOULD", ["CS-PLANTED-SHOULD"]),
+        ("unified/planted::CS-PLANTED-HALVES: its SHOULD half", ["CS-PLANTED-HALVES"]),
+        ("unified/planted::CS-PLANTED-SHOULD, CS-PLANTED-MUST: one MUST among them", []),
+        ("prose/planted::mapped to a MUST", []),
+        ("unified/planted::CS-PLANTED-ADVICE: and a MUST precondition", []),
+        ("unified/planted::CS-PLANTED-UNCATALOGUED: a rule no catalogue has counts as a MUST", []),
+        ("unified/planted::checks no rule at all", []),
+    ],
+)
 def test_a_test_is_should_only_when_every_rule_it_holds_is_a_should(test_id, expected):
     assert _should_only(test_id) == expected
 
@@ -83,8 +99,11 @@ def test_the_record_keeps_the_failure_and_names_the_should_rules_in_its_expectat
     provenance = RunProvenance("run", {"name": "t"}, {"name": "d"})
     result = result_of(check, Verdict(FAILED, "no killCursors"), provenance, Expectations.empty(), PLANTED, "now", 0.1)
     assert result.outcome == FAILED and result.record["outcome"] == FAILED
-    assert result.record["expectation"] == {"expected": True, "kind": RECOMMENDATION_NOT_FOLLOWED,
-                                            "reason": "checks only SHOULD-level rules: CS-PLANTED-SHOULD"}
+    assert result.record["expectation"] == {
+        "expected": True,
+        "kind": RECOMMENDATION_NOT_FOLLOWED,
+        "reason": "checks only SHOULD-level rules: CS-PLANTED-SHOULD",
+    }
     assert result.record["rules"] == ["CS-PLANTED-SHOULD"]
 
 
@@ -98,15 +117,25 @@ MUST_FAILURE = """
 """
 
 
-def _harness_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
-                 *specs: Path) -> tuple[int, str, dict[str, dict]]:
+def _harness_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *specs: Path
+) -> tuple[int, str, dict[str, dict]]:
     """``harness run`` in this process (so the patched pymongo is the one under test): status, output, records."""
     from harness.app.cli import main
 
     monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "cache"))
     results = tmp_path / "results.jsonl"
-    status = main(["run", *[arg for spec in specs for arg in ("--specs", str(spec))], "--expected", "none",
-                   "--strict", "--results", str(results)])
+    status = main(
+        [
+            "run",
+            *[arg for spec in specs for arg in ("--specs", str(spec))],
+            "--expected",
+            "none",
+            "--strict",
+            "--results",
+            str(results),
+        ]
+    )
     out = capsys.readouterr()
     assert results.exists(), f"no results (exit status {status}): {out.out}{out.err}"
     records = [json.loads(line) for line in results.read_text().splitlines()]

@@ -9,21 +9,25 @@ keeps a copy, and this test pins the copy to the original.
 from __future__ import annotations
 
 import ast
-from pathlib import Path
-
-from tests.paths import REPO
 
 from harness.core import expectations, verdicts
+from tests.paths import REPO
 
 ROOT = REPO
 #: The modules allowed to spell the names out.
 DEFINITIONS = {ROOT / "harness" / "core" / "verdicts.py", ROOT / "harness" / "core" / "expectations.py"}
 #: Literals that can only be an outcome or a kind ("failed", "error", "pass" and "skip" mean other things too:
 #: a matrix cell's status, a spec file's key, a find option).
-SPELLED_ONCE = {verdicts.PASSED, verdicts.SKIPPED, expectations.UNEXPECTED_PASS,
-                expectations.RECOMMENDATION_NOT_FOLLOWED} | {
-    prefix + word for prefix in (expectations.KNOWN, expectations.UNEXPECTED)
-    for word in ("failure", verdicts.ERROR, verdicts.SKIPPED, verdicts.FAILED)}
+SPELLED_ONCE = {
+    verdicts.PASSED,
+    verdicts.SKIPPED,
+    expectations.UNEXPECTED_PASS,
+    expectations.RECOMMENDATION_NOT_FOLLOWED,
+} | {
+    prefix + word
+    for prefix in (expectations.KNOWN, expectations.UNEXPECTED)
+    for word in ("failure", verdicts.ERROR, verdicts.SKIPPED, verdicts.FAILED)
+}
 
 
 def test_the_reports_copy_of_the_outcomes_is_the_harness_s():
@@ -46,14 +50,26 @@ def test_an_expectation_names_any_outcome_but_a_pass():
 
 
 def test_every_kind_classify_gives_is_built_from_the_one_vocabulary():
-    listed = expectations.Expectations([expectations.KnownOutcome(f"t/{o}", o, "why")
-                                        for o in expectations.KNOWN_OUTCOMES])
-    kinds = {listed.classify(f"t/{entry}", outcome, should_only).kind
-             for entry in [*expectations.KNOWN_OUTCOMES, "unlisted"] for outcome in verdicts.OUTCOMES
-             for should_only in ((), ("CS-SOME-RECOMMENDATION",))}
+    listed = expectations.Expectations(
+        [expectations.KnownOutcome(f"t/{o}", o, "why") for o in expectations.KNOWN_OUTCOMES]
+    )
+    kinds = {
+        listed.classify(f"t/{entry}", outcome, should_only).kind
+        for entry in [*expectations.KNOWN_OUTCOMES, "unlisted"]
+        for outcome in verdicts.OUTCOMES
+        for should_only in ((), ("CS-SOME-RECOMMENDATION",))
+    }
     assert kinds <= SPELLED_ONCE | {expectations.PASS, expectations.SKIP}
-    assert {expectations.PASS, expectations.SKIP, expectations.UNEXPECTED_PASS, "known-failure",
-            "unexpected-failure", "unexpected-error", "known-skipped", "recommendation-not-followed"} <= kinds
+    assert {
+        expectations.PASS,
+        expectations.SKIP,
+        expectations.UNEXPECTED_PASS,
+        "known-failure",
+        "unexpected-failure",
+        "unexpected-error",
+        "known-skipped",
+        "recommendation-not-followed",
+    } <= kinds
 
 
 def test_no_other_module_spells_an_outcome_or_a_kind():

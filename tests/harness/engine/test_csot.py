@@ -20,7 +20,6 @@ CSOT = UNIFIED_RUNNER_DATA / "csot.yml"
 TESTS = load_file(CSOT)
 
 
-
 FLIPPABLE = [t for t in TESTS if any("isTimeoutError" in (op.expect_error or {}) for op in t.operations)]
 
 
@@ -28,16 +27,21 @@ FLIPPABLE = [t for t in TESTS if any("isTimeoutError" in (op.expect_error or {})
 def test_is_timeout_error_flipped_fails(embedded_run, test):
     for operation in test.operations:
         if operation.expect_error and "isTimeoutError" in operation.expect_error:
-            operation.expect_error = {**operation.expect_error,
-                                      "isTimeoutError": not operation.expect_error["isTimeoutError"]}
+            operation.expect_error = {
+                **operation.expect_error,
+                "isTimeoutError": not operation.expect_error["isTimeoutError"],
+            }
     verdict = embedded_run.verdict(test)
     assert verdict.outcome == "failed" and "isTimeoutError" in verdict.message, verdict.message
 
 
 #: Levels the adapter applies with ``pymongo.timeout`` (the client's ``timeoutMS`` is pymongo's own).
-APPLIED = ["database timeoutMS bounds a blocked runCommand", "collection timeoutMS bounds a blocked insert",
-           "a collection inherits its database's timeoutMS",
-           "operation timeoutMS bounds a blocked insert on a collection without one"]
+APPLIED = [
+    "database timeoutMS bounds a blocked runCommand",
+    "collection timeoutMS bounds a blocked insert",
+    "a collection inherits its database's timeoutMS",
+    "operation timeoutMS bounds a blocked insert on a collection without one",
+]
 
 
 @pytest.mark.parametrize("description", APPLIED)

@@ -49,7 +49,9 @@ def test_two_inserts_are_counted(embedded_run, tmp_path, operation):
 
 
 def test_a_wrong_count_fails_and_names_what_was_seen(embedded_run, tmp_path):
-    verdict = _verdict(embedded_run, tmp_path, "assertEventCount", "{ commandStartedEvent: { commandName: insert } }", 3)
+    verdict = _verdict(
+        embedded_run, tmp_path, "assertEventCount", "{ commandStartedEvent: { commandName: insert } }", 3
+    )
     assert verdict.outcome == "failed" and "published 2 matching" in verdict.message
 
 
@@ -59,8 +61,10 @@ def test_waiting_for_events_that_never_come_fails(embedded_run, tmp_path, monkey
     assert verdict.outcome == "failed" and "waitForEvent" in verdict.message and "published 0" in verdict.message
 
 
-SDAM_HEADER = HEADER.replace("observeEvents: [ commandStartedEvent, connectionCheckedOutEvent ]",
-                             "observeEvents: [ serverDescriptionChangedEvent, topologyDescriptionChangedEvent ]")
+SDAM_HEADER = HEADER.replace(
+    "observeEvents: [ commandStartedEvent, connectionCheckedOutEvent ]",
+    "observeEvents: [ serverDescriptionChangedEvent, topologyDescriptionChangedEvent ]",
+)
 
 
 def _sdam_verdict(run, tmp_path, operation: str, event: str, count: int):
@@ -70,9 +74,11 @@ def _sdam_verdict(run, tmp_path, operation: str, event: str, count: int):
 def _wait_then_count(run, tmp_path, event: str, count: int):
     """pymongo publishes SDAM events from a background queue, so a test waits for them before counting."""
     spec = tmp_path / "sdam-wait-count.yml"
-    spec.write_text(SDAM_HEADER.replace("OPERATION", "waitForEvent").replace("EVENT", event).replace("COUNT", "1")
-                    + "      - { name: assertEventCount, object: testRunner,\n"
-                    + f"          arguments: {{ client: client0, event: {event}, count: {count} }} }}\n")
+    spec.write_text(
+        SDAM_HEADER.replace("OPERATION", "waitForEvent").replace("EVENT", event).replace("COUNT", "1")
+        + "      - { name: assertEventCount, object: testRunner,\n"
+        + f"          arguments: {{ client: client0, event: {event}, count: {count} }} }}\n"
+    )
     [test] = load_file(spec)
     assert test.load_error is None, test.load_error
     return run.verdict(test)
@@ -109,14 +115,19 @@ def test_an_event_family_the_driver_adapter_lacks_is_skipped_with_the_reason(emb
     assert verdict.outcome == "skipped" and "'sdam' is not observed" in verdict.message
 
 
-SDAM_EXPECT_EVENTS = SDAM_HEADER.replace(", topologyDescriptionChangedEvent ]", " ]").replace("OPERATION", "waitForEvent").replace(
-    "EVENT", "{ serverDescriptionChangedEvent: {} }").replace("COUNT", "1") + """    expectEvents:
+SDAM_EXPECT_EVENTS = (
+    SDAM_HEADER.replace(", topologyDescriptionChangedEvent ]", " ]")
+    .replace("OPERATION", "waitForEvent")
+    .replace("EVENT", "{ serverDescriptionChangedEvent: {} }")
+    .replace("COUNT", "1")
+    + """    expectEvents:
       - client: client0
         eventType: sdam
         ignoreExtraEvents: true
         events:
           - serverDescriptionChangedEvent: { previousDescription: { type: Unknown }, newDescription: { type: TYPE } }
 """
+)
 
 
 @pytest.mark.parametrize(("server_type", "outcome"), [("RSPrimary", "passed"), ("Mongos", "failed")])
@@ -132,17 +143,26 @@ def test_expect_events_of_type_sdam_match_descriptions(embedded_run, tmp_path, s
 
 
 def test_topology_opening_is_counted_once_and_closing_not_before_the_end(embedded_run, tmp_path):
-    header = HEADER.replace("observeEvents: [ commandStartedEvent, connectionCheckedOutEvent ]",
-                            "observeEvents: [ topologyOpeningEvent, topologyClosedEvent ]")
+    header = HEADER.replace(
+        "observeEvents: [ commandStartedEvent, connectionCheckedOutEvent ]",
+        "observeEvents: [ topologyOpeningEvent, topologyClosedEvent ]",
+    )
     spec = tmp_path / "topology.yml"
-    for event, count, outcome in (("{ topologyOpeningEvent: {} }", 1, "passed"),
-                                  ("{ topologyOpeningEvent: {} }", 2, "failed"),
-                                  ("{ topologyClosedEvent: {} }", 0, "passed")):
-        spec.write_text(header.replace("OPERATION", "assertEventCount").replace("EVENT", event)
-                        .replace("COUNT", str(count)).replace(
-                            "      - { name: insertOne, object: collection0, arguments: { document: { _id: 2 } } }\n",
-                            "      - { name: waitForEvent, object: testRunner, arguments: { client: client0, "
-                            "event: { topologyOpeningEvent: {} }, count: 1 } }\n"))
+    for event, count, outcome in (
+        ("{ topologyOpeningEvent: {} }", 1, "passed"),
+        ("{ topologyOpeningEvent: {} }", 2, "failed"),
+        ("{ topologyClosedEvent: {} }", 0, "passed"),
+    ):
+        spec.write_text(
+            header.replace("OPERATION", "assertEventCount")
+            .replace("EVENT", event)
+            .replace("COUNT", str(count))
+            .replace(
+                "      - { name: insertOne, object: collection0, arguments: { document: { _id: 2 } } }\n",
+                "      - { name: waitForEvent, object: testRunner, arguments: { client: client0, "
+                "event: { topologyOpeningEvent: {} }, count: 1 } }\n",
+            )
+        )
         [test] = load_file(spec)
         verdict = embedded_run.verdict(test)
         assert verdict.outcome == outcome, (event, count, verdict.message)

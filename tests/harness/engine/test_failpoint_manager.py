@@ -25,14 +25,19 @@ def _assert_inserts_work(run):
 
 
 def test_fail_point_is_off_after_a_test_that_raised_mid_way(embedded_run, tmp_path):
-    [test] = legacy_tests(tmp_path, """
+    [test] = legacy_tests(
+        tmp_path,
+        """
   - description: raises after arming
     target: collection
-""" + FAIL_INSERTS + """
+"""
+        + FAIL_INSERTS
+        + """
     operations:
       - {database: harness-selftest, collection: coll, name: frobnicate, arguments: {}}
     result: {success: []}
-""")
+""",
+    )
     verdict = embedded_run.verdict(test)
     assert verdict.outcome == "error"
     assert embedded_run.failpoints.armed == []
@@ -40,21 +45,28 @@ def test_fail_point_is_off_after_a_test_that_raised_mid_way(embedded_run, tmp_pa
 
 
 def test_fail_point_is_off_after_a_failed_test(embedded_run, tmp_path):
-    [test] = legacy_tests(tmp_path, """
+    [test] = legacy_tests(
+        tmp_path,
+        """
   - description: insert fails
     target: collection
-""" + FAIL_INSERTS + """
+"""
+        + FAIL_INSERTS
+        + """
     operations:
       - {database: harness-selftest, collection: coll, name: insertOne, arguments: {document: {x: 1}}}
     result: {success: [{operationType: insert}]}
-""")
+""",
+    )
     verdict = embedded_run.verdict(test)
     assert verdict.outcome == "failed" and "code 2" in verdict.message
     _assert_inserts_work(embedded_run)
 
 
 def test_a_hanging_target_gives_an_error_and_the_fail_point_goes_off(embedded_run, tmp_path):
-    [test] = legacy_tests(tmp_path, """
+    [test] = legacy_tests(
+        tmp_path,
+        """
   - description: getMore blocks far beyond the deadline
     target: collection
     failPoint:
@@ -63,7 +75,8 @@ def test_a_hanging_target_gives_an_error_and_the_fail_point_goes_off(embedded_ru
       data: {failCommands: [getMore, insert], blockConnection: true, blockTimeMS: 20000}
     operations: []
     result: {success: [{operationType: insert}]}
-""")
+""",
+    )
     settings = embedded_run.runner.settings
     saved = settings.test_timeout_s
     settings.test_timeout_s = 2.0
@@ -78,8 +91,9 @@ def test_a_hanging_target_gives_an_error_and_the_fail_point_goes_off(embedded_ru
 
 def test_manager_turns_off_everything_it_armed_and_reports_failures(embedded_run):
     manager = FailPointManager(NativeFailPoints(embedded_run.target.admin))
-    manager.arm({"configureFailPoint": "failCommand", "mode": "alwaysOn",
-                 "data": {"failCommands": ["insert"], "errorCode": 2}})
+    manager.arm(
+        {"configureFailPoint": "failCommand", "mode": "alwaysOn", "data": {"failCommands": ["insert"], "errorCode": 2}}
+    )
     with pytest.raises(OperationFailure):
         embedded_run.target.admin["harness-selftest"]["probe"].insert_one({})
     assert manager.armed == ["failCommand"]
@@ -115,8 +129,14 @@ def test_a_refused_fail_point_is_not_left_on_the_books():
 def _unified_shaped(operations):
     from harness.core.model import EntitySpec, SpecTest
 
-    return SpecTest(file="selftest.yml", format="unified", description="late arming", comparator="unified",
-                    entities=[EntitySpec("client", "client0", {})], operations=operations)
+    return SpecTest(
+        file="selftest.yml",
+        format="unified",
+        description="late arming",
+        comparator="unified",
+        entities=[EntitySpec("client", "client0", {})],
+        operations=operations,
+    )
 
 
 def test_a_timed_out_test_never_touches_the_next_tests_fail_points(embedded_run):
@@ -125,12 +145,17 @@ def test_a_timed_out_test_never_touches_the_next_tests_fail_points(embedded_run)
 
     from harness.core.model import TEST_RUNNER, Operation
 
-    late = {"configureFailPoint": "failCommand", "mode": "alwaysOn",
-            "data": {"failCommands": ["insert"], "errorCode": 2}}
-    test = _unified_shaped([
-        Operation("wait", TEST_RUNNER, {"ms": 2500}, label="operations[0]"),
-        Operation("failPoint", TEST_RUNNER, {"client": "client0", "failPoint": late}, label="operations[1]"),
-    ])
+    late = {
+        "configureFailPoint": "failCommand",
+        "mode": "alwaysOn",
+        "data": {"failCommands": ["insert"], "errorCode": 2},
+    }
+    test = _unified_shaped(
+        [
+            Operation("wait", TEST_RUNNER, {"ms": 2500}, label="operations[0]"),
+            Operation("failPoint", TEST_RUNNER, {"client": "client0", "failPoint": late}, label="operations[1]"),
+        ]
+    )
     settings = embedded_run.runner.settings
     saved, settings.test_timeout_s = settings.test_timeout_s, 0.5
     try:
@@ -140,8 +165,11 @@ def test_a_timed_out_test_never_touches_the_next_tests_fail_points(embedded_run)
     assert verdict.outcome == "error" and "timed out after 0.5s during operations[0]" in verdict.message
 
     # The next test arms its own point while the stale worker sleeps ...
-    next_tests_point = {"configureFailPoint": "failCommand", "mode": "alwaysOn",
-                        "data": {"failCommands": ["find"], "errorCode": 2}}
+    next_tests_point = {
+        "configureFailPoint": "failCommand",
+        "mode": "alwaysOn",
+        "data": {"failCommands": ["find"], "errorCode": 2},
+    }
     embedded_run.failpoints.arm(next_tests_point)
     time.sleep(3)  # ... the stale worker wakes, is refused at operations[1], and its teardown does nothing
     try:
@@ -181,14 +209,25 @@ def test_an_emulated_point_armed_behind_the_managers_back_is_found_and_turned_of
     try:
         with WireProxy(*server.address) as proxy:
             manager = FailPointManager(EmulatedFailPoints(proxy))
-            manager.arm({"configureFailPoint": "failCommand", "mode": "alwaysOn",
-                         "data": {"failCommands": ["insert"], "errorCode": 2}})
+            manager.arm(
+                {
+                    "configureFailPoint": "failCommand",
+                    "mode": "alwaysOn",
+                    "data": {"failCommands": ["insert"], "errorCode": 2},
+                }
+            )
             with MongoClient(proxy.uri) as client:  # armed by a client, not the manager
-                client.admin.command({"configureFailPoint": "failGetMoreAfterCursorCheckout", "mode": "alwaysOn",
-                                      "data": {"errorCode": 43}})
+                client.admin.command(
+                    {
+                        "configureFailPoint": "failGetMoreAfterCursorCheckout",
+                        "mode": "alwaysOn",
+                        "data": {"errorCode": 43},
+                    }
+                )
             problems = manager.disarm_all()
-            assert problems == ["fail point 'failGetMoreAfterCursorCheckout' is still armed on the emulated "
-                                "backend; turned off now"]
+            assert problems == [
+                "fail point 'failGetMoreAfterCursorCheckout' is still armed on the emulated backend; turned off now"
+            ]
             assert proxy.armed() == [] and manager.disarm_all() == []
     finally:
         server.stop()

@@ -13,13 +13,20 @@ from harness.core.model import TEST_RUNNER, EntitySpec, Operation, SpecTest
 from harness.drivers.pymongo.adapter import PyMongoAdapter
 from harness.engine.spec_runner import wants_fast_heartbeats
 
-FAIL_POINT = Operation("failPoint", TEST_RUNNER, {"client": "c", "failPoint": {"configureFailPoint": "failCommand",
-                                                                                  "mode": "off"}})
+FAIL_POINT = Operation(
+    "failPoint", TEST_RUNNER, {"client": "c", "failPoint": {"configureFailPoint": "failCommand", "mode": "off"}}
+)
 
 
 def _test(operations, entities=()):
-    return SpecTest(file="hb.yml", format="unified", description="d", comparator="unified",
-                    operations=list(operations), entities=list(entities))
+    return SpecTest(
+        file="hb.yml",
+        format="unified",
+        description="d",
+        comparator="unified",
+        operations=list(operations),
+        entities=list(entities),
+    )
 
 
 def _client(**uri_options):

@@ -7,7 +7,6 @@ test through a run built from the resulting table.
 
 from __future__ import annotations
 
-from tests.paths import REPO
 import types
 from dataclasses import replace
 
@@ -17,19 +16,31 @@ from harness.core.model import TEST_RUNNER, Operation, SpecTest
 from harness.core.ports import TargetUnavailable
 from harness.engine.plugins import ENTRY_POINT_GROUP, FailPointSetup, Registry, install, load_plugins
 from harness.engine.run import HarnessRun, RunOptions
+from tests.paths import REPO
 
-FAIL_INSERTS = {"configureFailPoint": "failCommand", "mode": {"times": 1},
-                "data": {"failCommands": ["insert"], "errorCode": 2}}
+FAIL_INSERTS = {
+    "configureFailPoint": "failCommand",
+    "mode": {"times": 1},
+    "data": {"failCommands": ["insert"], "errorCode": 2},
+}
 
 
 def test_the_installed_entry_points_register_every_plug_in() -> None:
     registry = load_plugins()
     assert registry.problems == []
-    assert set(registry.installed) == {"driver-pymongo", "targets", "failpoints", "network-faults", "suite-spec",
-                                       "suite-prose", "campaign"}
+    assert set(registry.installed) == {
+        "driver-pymongo",
+        "targets",
+        "failpoints",
+        "network-faults",
+        "suite-spec",
+        "suite-prose",
+        "campaign",
+    }
     assert "pymongo" in registry.drivers
     assert {"embedded", "embedded-no-test-commands", "secantusdb-daemon", "uri", "testcontainers"} <= set(
-        registry.targets)
+        registry.targets
+    )
     assert list(registry.failpoint_modes) == ["native", "emulated", "auto"]
     assert {"spec", "prose"} <= set(registry.suites) and "campaign" in registry.commands
     assert {"networkFault", "clearNetworkFaults"} <= set(_operations())
@@ -43,10 +54,19 @@ def _operations() -> dict:
 
 def _copy(registry: Registry) -> Registry:
     """A private table for one test (the process-wide one stays as installed)."""
-    return replace(registry, drivers=dict(registry.drivers), targets=dict(registry.targets),
-                   failpoint_modes=dict(registry.failpoint_modes), target_wrappers=list(registry.target_wrappers),
-                   skip_rules=list(registry.skip_rules), teardown_checks=list(registry.teardown_checks),
-                   suites=dict(registry.suites), commands=dict(registry.commands), problems=[], installed=[])
+    return replace(
+        registry,
+        drivers=dict(registry.drivers),
+        targets=dict(registry.targets),
+        failpoint_modes=dict(registry.failpoint_modes),
+        target_wrappers=list(registry.target_wrappers),
+        skip_rules=list(registry.skip_rules),
+        teardown_checks=list(registry.teardown_checks),
+        suites=dict(registry.suites),
+        commands=dict(registry.commands),
+        problems=[],
+        installed=[],
+    )
 
 
 def _new_plugin_module() -> types.ModuleType:
@@ -86,9 +106,15 @@ def _new_plugin_module() -> types.ModuleType:
 
 
 def _fails_one_insert() -> SpecTest:
-    return SpecTest(file="inline.yml", format="unified", description="one failed insert", comparator="unified",
-                    operations=[Operation("failPoint", TEST_RUNNER, {"client": "c", "failPoint": FAIL_INSERTS},
-                                          label="operations[0]")])
+    return SpecTest(
+        file="inline.yml",
+        format="unified",
+        description="one failed insert",
+        comparator="unified",
+        operations=[
+            Operation("failPoint", TEST_RUNNER, {"client": "c", "failPoint": FAIL_INSERTS}, label="operations[0]")
+        ],
+    )
 
 
 def test_a_new_target_and_fault_backend_are_one_module_and_one_registration() -> None:
@@ -108,13 +134,13 @@ def test_a_broken_plug_in_is_a_recorded_problem_not_a_crash() -> None:
     registry = Registry()
     install(registry, "no-hook", types.ModuleType("no_hook"))
     assert registry.installed == [] and "no install(registry)" in registry.problems[0]
-    with pytest.raises(TargetUnavailable, match="unknown target 'embedded'.*no-hook"):
+    with pytest.raises(TargetUnavailable, match=r"unknown target 'embedded'.*no-hook"):
         registry.make_target("embedded")
 
 
 def test_the_entry_point_group_is_the_one_pyproject_declares() -> None:
+
     import tomllib
-    from pathlib import Path
 
     pyproject = tomllib.loads((REPO / "pyproject.toml").read_text())
     declared = pyproject["project"]["entry-points"][ENTRY_POINT_GROUP]

@@ -16,9 +16,21 @@ def test_records_survive_sigkill_mid_run(tmp_path):
     require_shared_specs()
     results = tmp_path / "out.jsonl"
     process = subprocess.Popen(
-        [sys.executable, "-m", "harness.app.cli", "run", "--specs", str(LEGACY_DIR / "change-streams.yml"),
-         "--results", str(results), "--expected", "none"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        [
+            sys.executable,
+            "-m",
+            "harness.app.cli",
+            "run",
+            "--specs",
+            str(LEGACY_DIR / "change-streams.yml"),
+            "--results",
+            str(results),
+            "--expected",
+            "none",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
     )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:

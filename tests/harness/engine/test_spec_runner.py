@@ -14,32 +14,44 @@ def _run(embedded_run, tmp_path, body):
 
 
 def test_a_matching_change_passes(embedded_run, tmp_path):
-    verdict = _run(embedded_run, tmp_path, """
+    verdict = _run(
+        embedded_run,
+        tmp_path,
+        """
   - description: insert seen
     target: collection
     topology: [replicaset]
     operations:
-""" + INSERT + """
+"""
+        + INSERT
+        + """
     expectations:
       - command_started_event: {command_name: aggregate, database_name: harness-selftest,
                                 command: {aggregate: coll, pipeline: [{$changeStream: {}}]}}
     result:
       success:
         - {operationType: insert, ns: {db: harness-selftest, coll: coll}, fullDocument: {x: 1}}
-""")
+""",
+    )
     assert verdict.outcome == "passed", verdict.message
 
 
 def test_a_wrong_field_fails_with_path_expected_and_actual(embedded_run, tmp_path):
-    verdict = _run(embedded_run, tmp_path, """
+    verdict = _run(
+        embedded_run,
+        tmp_path,
+        """
   - description: wrong value
     target: collection
     operations:
-""" + INSERT + """
+"""
+        + INSERT
+        + """
     result:
       success:
         - {operationType: insert, fullDocument: {x: 2}}
-""")
+""",
+    )
     assert verdict.outcome == "failed"
     assert "success[0].fullDocument.x: expected 2, got 1" in verdict.message
 
@@ -47,16 +59,22 @@ def test_a_wrong_field_fails_with_path_expected_and_actual(embedded_run, tmp_pat
 def test_a_missing_change_fails_within_the_iteration_budget(embedded_run, tmp_path):
     embedded_run.runner.settings.iteration_timeout_s = 1.0
     try:
-        verdict = _run(embedded_run, tmp_path, """
+        verdict = _run(
+            embedded_run,
+            tmp_path,
+            """
   - description: two changes expected, one happens
     target: collection
     operations:
-""" + INSERT + """
+"""
+            + INSERT
+            + """
     result:
       success:
         - {operationType: insert}
         - {operationType: insert}
-""")
+""",
+        )
     finally:
         embedded_run.runner.settings.iteration_timeout_s = 10.0
     assert verdict.outcome == "failed"
@@ -64,31 +82,42 @@ def test_a_missing_change_fails_within_the_iteration_budget(embedded_run, tmp_pa
 
 
 def test_an_expected_error_that_never_comes_fails(embedded_run, tmp_path):
-    verdict = _run(embedded_run, tmp_path, """
+    verdict = _run(
+        embedded_run,
+        tmp_path,
+        """
   - description: error expected
     target: collection
     operations: []
     result:
       error: {code: 280}
-""")
+""",
+    )
     assert verdict.outcome == "failed" and "no operation raised one" in verdict.message
 
 
 def test_the_wrong_error_code_fails_naming_both(embedded_run, tmp_path):
-    verdict = _run(embedded_run, tmp_path, """
+    verdict = _run(
+        embedded_run,
+        tmp_path,
+        """
   - description: wrong code
     target: collection
     changeStreamPipeline: [{$unsupported: foo}]
     operations: []
     result:
       error: {code: 1}
-""")
+""",
+    )
     assert verdict.outcome == "failed"
     assert "result.error.code: expected 1, got 40324" in verdict.message
 
 
 def test_an_event_mismatch_names_the_event_and_what_was_sent(embedded_run, tmp_path):
-    verdict = _run(embedded_run, tmp_path, """
+    verdict = _run(
+        embedded_run,
+        tmp_path,
+        """
   - description: wrong event
     target: collection
     operations: []
@@ -96,21 +125,26 @@ def test_an_event_mismatch_names_the_event_and_what_was_sent(embedded_run, tmp_p
       - command_started_event: {command_name: find, database_name: harness-selftest}
     result:
       success: []
-""")
+""",
+    )
     assert verdict.outcome == "failed"
     assert 'expectations[0].commandStartedEvent.commandName: expected "find", got "aggregate"' in verdict.message
     assert "observed commandStartedEvent(aggregate)" in verdict.message
 
 
 def test_an_unknown_operation_is_an_error_naming_it(embedded_run, tmp_path):
-    verdict = _run(embedded_run, tmp_path, """
+    verdict = _run(
+        embedded_run,
+        tmp_path,
+        """
   - description: unknown operation
     target: collection
     operations:
       - {database: harness-selftest, collection: coll, name: frobnicate, arguments: {}}
     result:
       success: []
-""")
+""",
+    )
     assert verdict.outcome == "error" and "'frobnicate'" in verdict.message
     assert "operations[0]" in verdict.message
 
@@ -122,19 +156,27 @@ def test_a_load_error_is_an_error_verdict(embedded_run, tmp_path):
 
 
 def test_inapplicable_tests_are_skipped_with_the_reason(embedded_run, tmp_path):
-    verdict = _run(embedded_run, tmp_path, """
+    verdict = _run(
+        embedded_run,
+        tmp_path,
+        """
   - description: sharded only
     target: collection
     topology: [sharded]
     operations: []
     result: {success: []}
-""")
+""",
+    )
     assert verdict.outcome == "skipped" and "topology replicaset not in ['sharded']" in verdict.message
-    verdict = _run(embedded_run, tmp_path, """
+    verdict = _run(
+        embedded_run,
+        tmp_path,
+        """
   - description: future server
     minServerVersion: "99.0"
     target: collection
     operations: []
     result: {success: []}
-""")
+""",
+    )
     assert verdict.outcome == "skipped" and "minServerVersion 99.0" in verdict.message

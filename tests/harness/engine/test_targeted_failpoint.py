@@ -13,12 +13,15 @@ from pymongo import MongoClient
 from pymongo.errors import OperationFailure
 
 from harness.core.model import Operation, SpecTest
-from harness.engine.test_context import TestContext
 from harness.engine.targeted_failpoint import targeted_fail_point
+from harness.engine.test_context import TestContext
 from harness.formats.loaders import load_file
 
-FAIL_PING = {"configureFailPoint": "failCommand", "mode": {"times": 5},
-             "data": {"failCommands": ["count"], "errorCode": 2}}
+FAIL_PING = {
+    "configureFailPoint": "failCommand",
+    "mode": {"times": 5},
+    "data": {"failCommands": ["count"], "errorCode": 2},
+}
 
 UNPINNED = """
 description: targeted
@@ -33,7 +36,8 @@ tests:
         object: testRunner
         arguments:
           session: session0
-          failPoint: { configureFailPoint: failCommand, mode: { times: 1 }, data: { failCommands: [ insert ], errorCode: 2 } }
+          failPoint: { configureFailPoint: failCommand, mode: { times: 1 },
+                       data: { failCommands: [ insert ], errorCode: 2 } }
 """
 
 
@@ -78,8 +82,9 @@ def test_a_pinned_session_arms_the_point_on_its_server_and_teardown_turns_it_off
     address = (host, port) if spelling == "same" else ("localhost", port)
     context = TestContext(runner, SpecTest(file="unit", format="unified", description="pinned", comparator="unified"))
     context.scope = PinnedScope(address)
-    operation = Operation("targetedFailPoint", "testRunner", {"session": "session0", "failPoint": FAIL_PING},
-                          label="operations[0]")
+    operation = Operation(
+        "targetedFailPoint", "testRunner", {"session": "session0", "failPoint": FAIL_PING}, label="operations[0]"
+    )
     try:
         targeted_fail_point(context, operation)
         assert context.scope.asked == ["session0"]

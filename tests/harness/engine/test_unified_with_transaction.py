@@ -7,9 +7,6 @@ misspelt operation in a callback is an ``error`` when the file is loaded.
 
 from __future__ import annotations
 
-
-import pytest
-
 from harness.formats.loaders import load_file
 from tests.helpers import UNIFIED_RUNNER_DATA, runner_file_test
 
@@ -18,7 +15,6 @@ FILE = UNIFIED_RUNNER_DATA / "with-transaction.yml"
 
 def _test(description: str):
     return runner_file_test("with-transaction.yml", description)
-
 
 
 def test_a_callback_result_that_does_not_match_fails_naming_the_callback_operation(embedded_run):
@@ -55,10 +51,14 @@ def test_a_driver_that_does_not_retry_the_callback_fails(embedded_run, monkeypat
 
 def test_a_misspelt_callback_operation_is_an_error_at_load_time(tmp_path):
     spec = tmp_path / "typo.yml"
-    spec.write_text(FILE.read_text().replace("name: insertOne\n              object: *collection\n"
-                                             "              arguments: { session: *session, document: { _id: 2 } }",
-                                             "name: insertOen\n              object: *collection\n"
-                                             "              arguments: { session: *session, document: { _id: 2 } }"))
+    spec.write_text(
+        FILE.read_text().replace(
+            "name: insertOne\n              object: *collection\n"
+            "              arguments: { session: *session, document: { _id: 2 } }",
+            "name: insertOen\n              object: *collection\n"
+            "              arguments: { session: *session, document: { _id: 2 } }",
+        )
+    )
     test = load_file(spec)[0]
     assert test.load_error and "operations[0].arguments.callback[1]" in test.load_error
     assert "'insertOen'" in test.load_error and str(spec) in test.load_error

@@ -7,8 +7,8 @@ import pytest
 from harness.formats import cache
 from harness.formats.loaders import load_file, load_paths
 from tests.conftest import UNIFIED_DIR, require_shared_specs
-from tests.helpers import LEGACY_HEADER
 from tests.harness.app.test_cli import FAILING, PASSING
+from tests.helpers import LEGACY_HEADER
 
 
 @pytest.fixture

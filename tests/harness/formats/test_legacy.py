@@ -11,8 +11,12 @@ from harness.core.model import NOT_GIVEN
 from harness.formats.loaders import load_file, load_paths
 from tests.conftest import LEGACY_DIR, require_shared_specs
 
-LEGACY_FILES = ["change-streams", "change-streams-errors", "change-streams-resume-allowlist",
-                "change-streams-resume-errorLabels"]
+LEGACY_FILES = [
+    "change-streams",
+    "change-streams-errors",
+    "change-streams-resume-allowlist",
+    "change-streams-resume-errorLabels",
+]
 
 
 def _comparable(test):
@@ -28,7 +32,7 @@ def test_yaml_and_json_give_identical_models(stem):
     from_yaml = load_file(LEGACY_DIR / f"{stem}.yml")
     from_json = load_file(LEGACY_DIR / f"{stem}.json")
     assert len(from_yaml) == len(from_json) > 0
-    for a, b in zip(from_yaml, from_json):
+    for a, b in zip(from_yaml, from_json, strict=True):
         assert a.load_error is None and b.load_error is None
         assert a.test_id == b.test_id
         assert _comparable(a) == _comparable(b)
@@ -44,8 +48,11 @@ def test_the_corpus_has_fifty_tests_in_the_shared_model():
     names = [op.name for op in consecutive.operations]
     assert names[:2] == ["failPoint", "createChangeStream"]
     assert names[-1] == "close" and names.count("iterateUntilDocumentOrError") == 3
-    assert [op.label for op in consecutive.operations if op.expect_result is not NOT_GIVEN] == \
-        ["success[0]", "success[1]", "success[2]"]
+    assert [op.label for op in consecutive.operations if op.expect_result is not NOT_GIVEN] == [
+        "success[0]",
+        "success[1]",
+        "success[2]",
+    ]
     assert consecutive.expect_events[0].skip_commands == ("killCursors",)
     assert consecutive.expect_events[0].ignore_extra_events is True
 
@@ -76,7 +83,9 @@ def test_broken_json_is_one_error_naming_the_file(tmp_path):
 
 
 def test_a_bad_test_does_not_spoil_its_neighbours(tmp_path):
-    text = HEADER + """
+    text = (
+        HEADER
+        + """
   - description: good
     target: collection
     operations: []
@@ -95,6 +104,7 @@ def test_a_bad_test_does_not_spoil_its_neighbours(tmp_path):
     bogus: 1
     result: {success: []}
 """
+    )
     path = _write(tmp_path, "mixed.yml", text)
     good, wrong_type, unknown_target, no_result, unknown_key = load_file(path)
     assert good.load_error is None
@@ -106,13 +116,16 @@ def test_a_bad_test_does_not_spoil_its_neighbours(tmp_path):
 
 
 def test_unknown_operation_loads_and_is_left_to_the_runner(tmp_path):
-    text = HEADER + """
+    text = (
+        HEADER
+        + """
   - description: unknown op
     target: collection
     operations:
       - {database: db, collection: coll, name: frobnicate, arguments: {}}
     result: {success: []}
 """
+    )
     [test] = load_file(_write(tmp_path, "op.yml", text))
     assert test.load_error is None and any(op.name == "frobnicate" for op in test.operations)
 
@@ -147,18 +160,27 @@ tests:
 def test_extended_json_is_decoded_in_both_encodings(tmp_path):
     from bson import Int64
 
-    yml = _write(tmp_path, "ejson.yml", HEADER + """
+    yml = _write(
+        tmp_path,
+        "ejson.yml",
+        HEADER
+        + """
   - description: ejson
     target: collection
     operations:
       - {database: db, collection: coll, name: insertOne, arguments: {document: {n: {$numberLong: "7"}}}}
     result: {success: []}
-""")
-    json_path = _write(tmp_path, "ejson2.json", """{"database_name": "db", "collection_name": "coll", "tests": [
+""",
+    )
+    json_path = _write(
+        tmp_path,
+        "ejson2.json",
+        """{"database_name": "db", "collection_name": "coll", "tests": [
       {"description": "ejson", "target": "collection",
        "operations": [{"database": "db", "collection": "coll", "name": "insertOne",
                        "arguments": {"document": {"n": {"$numberLong": "7"}}}}],
-       "result": {"success": []}}]}""")
+       "result": {"success": []}}]}""",
+    )
     for path in (yml, json_path):
         [test] = load_file(path)
         insert = next(op for op in test.operations if op.name == "insertOne")

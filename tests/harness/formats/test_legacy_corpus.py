@@ -32,8 +32,11 @@ def test_no_legacy_test_errors(corpus_results):
 
 def test_every_outcome_is_what_the_expectations_file_says(corpus_results):
     outcomes, _ = corpus_results
-    unexpected = [(r.test_id, r.outcome, r.classification.kind, r.message[:300])
-                  for r in outcomes if not r.classification.expected]
+    unexpected = [
+        (r.test_id, r.outcome, r.classification.kind, r.message[:300])
+        for r in outcomes
+        if not r.classification.expected
+    ]
     assert unexpected == []
 
 

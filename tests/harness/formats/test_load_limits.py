@@ -22,8 +22,8 @@ import pytest
 
 from harness.formats import load_limits
 from harness.formats.loaders import load_paths
-from tests.helpers import LEGACY_HEADER
 from tests.harness.app.test_cli import PASSING, harness
+from tests.helpers import LEGACY_HEADER
 
 
 def _billion_laughs(path: Path) -> None:
@@ -66,8 +66,9 @@ def _many_json_nodes(path: Path) -> None:
 NODES = f"more than {load_limits.MAX_NODES} nodes after alias expansion (limit {load_limits.MAX_NODES})"
 DEPTH = f"more than {load_limits.MAX_DEPTH} levels of nesting (limit {load_limits.MAX_DEPTH})"
 BYTES = f"{1 << 30} bytes, more than {load_limits.MAX_FILE_BYTES} bytes (limit {load_limits.MAX_FILE_BYTES})"
-TEXT = (f"more than {load_limits.MAX_TEXT_BYTES} bytes of text after alias expansion "
-        f"(limit {load_limits.MAX_TEXT_BYTES})")
+TEXT = (
+    f"more than {load_limits.MAX_TEXT_BYTES} bytes of text after alias expansion (limit {load_limits.MAX_TEXT_BYTES})"
+)
 TIME = f"more than {load_limits.MAX_LOAD_SECONDS:g} s to load (limit {load_limits.MAX_LOAD_SECONDS:g} s)"
 
 #: file name -> (how to write it, the limit its error names)
@@ -119,7 +120,8 @@ def test_a_hostile_file_is_one_error_naming_it_and_the_limit(tmp_path, cache_in,
 
 
 def test_a_file_that_loads_too_long_is_an_error_and_the_file_beside_it_gets_its_verdict(
-        tmp_path, cache_in, monkeypatch, embedded_run):
+    tmp_path, cache_in, monkeypatch, embedded_run
+):
     """Every look at the clock finds it a tenth of a second later: the 20,000-node file looks at it 80 times."""
     ticks = iter(range(10**9))
     monkeypatch.setattr(load_limits, "clock", lambda: next(ticks) / 10)
@@ -168,8 +170,19 @@ def test_anchors_and_aliases_within_the_limits_still_load(tmp_path):
 def test_the_cli_reports_each_hostile_file_and_runs_the_rest(tmp_path, workers):
     specs = _specs_with(tmp_path, sorted(HOSTILE))
     results = tmp_path / "out.jsonl"
-    done = harness("run", "--specs", str(specs), "--results", str(results), "--expected", "none", "-j", workers,
-                   cwd=tmp_path, timeout=300)  # a hang guard only: before the limits, laughs.yml never finished
+    done = harness(
+        "run",
+        "--specs",
+        str(specs),
+        "--results",
+        str(results),
+        "--expected",
+        "none",
+        "-j",
+        workers,
+        cwd=tmp_path,
+        timeout=300,
+    )  # a hang guard only: before the limits, laughs.yml never finished
     assert done.returncode == 1, done.stdout + done.stderr  # the hostile files are unexpected errors
     records = [json.loads(line) for line in results.read_text().splitlines()]
     outcomes = {Path(r["file"]).name: (r["outcome"], r["message"]) for r in records}

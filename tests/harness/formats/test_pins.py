@@ -6,7 +6,6 @@ project's own scenario folders must be pinned as they are (edit a scenario: ``ha
 
 from __future__ import annotations
 
-from tests.paths import REPO
 import json
 import shutil
 from pathlib import Path
@@ -18,9 +17,9 @@ from harness.app.spec_sources import SpecSourceError, is_source, resolve
 from harness.formats import loaders, pins
 from harness.formats.loaders import load_file
 from harness.formats.pins import CHANGED, MISCOUNTED, PIN_ERROR, PINNED, UNPINNED, PinIndex
-from tests.conftest import REPO
-from tests.helpers import LEGACY_HEADER, UNIFIED_RUNNER_DATA
 from tests.harness.app.test_cli import FAILING, PASSING
+from tests.helpers import LEGACY_HEADER, UNIFIED_RUNNER_DATA
+from tests.paths import REPO
 
 #: The project's own corpora: every spec file in them is pinned, as it is now.
 OWN_CORPORA = (REPO / "specs" / "scenarios", UNIFIED_RUNNER_DATA)
@@ -32,8 +31,10 @@ def _records(path: Path) -> list[dict]:
 
 def _drop_last_test(monkeypatch, format_name: str) -> None:
     """A broken loader: the format's files load with their last test missing."""
-    table = [(name, recognise, (lambda f, d, lines, load=load: load(f, d, lines)[:-1]) if name == format_name else load)
-             for name, recognise, load in loaders.FORMAT_LOADERS]
+    table = [
+        (name, recognise, (lambda f, d, lines, load=load: load(f, d, lines)[:-1]) if name == format_name else load)
+        for name, recognise, load in loaders.FORMAT_LOADERS
+    ]
     monkeypatch.setattr(loaders, "FORMAT_LOADERS", table)
 
 
@@ -47,7 +48,8 @@ def pin_folder(tmp_path, monkeypatch):
 
 
 def test_a_loader_that_drops_a_test_of_a_pinned_file_fails_the_run_naming_the_file_and_both_counts(
-        tmp_path, monkeypatch, capsys):
+    tmp_path, monkeypatch, capsys
+):
     spec = UNIFIED_RUNNER_DATA / "with-transaction.yml"  # pinned in specs/pins/tests-data-unified-runner.yml: 3
     results = tmp_path / "r.jsonl"
     run = ["run", "--specs", str(spec), "--expected", "none", "-k", PIN_ERROR, "--results", str(results), "-q"]
@@ -80,8 +82,10 @@ def test_an_unknown_file_is_run_and_said_to_be_unpinned(tmp_path, capsys):
     spec.write_text(LEGACY_HEADER + PASSING)
     results = tmp_path / "r.jsonl"
     assert cli.main(["run", "--specs", str(spec), "--expected", "none", "--results", str(results), "-q"]) == 0
-    assert f"1 spec file(s) not pinned in specs/pins/ (a newer corpus?): run, their test counts unchecked: {spec}" \
+    assert (
+        f"1 spec file(s) not pinned in specs/pins/ (a newer corpus?): run, their test counts unchecked: {spec}"
         in capsys.readouterr().err
+    )
     [record] = _records(results)
     assert record["outcome"] == "passed" and record["pins"] == {"pinned": 0, UNPINNED: [str(spec)]}
 
@@ -129,15 +133,21 @@ def test_a_manifest_that_cannot_be_read_names_itself_and_the_run_does_not_start(
     assert "broken.yml: files['a.yml'] needs 'sha256' (text) and 'tests' (a whole number)" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("source, root, name", [
-    ("pypi:pymongo==4.20.0", None, "pypi-pymongo-4.20.0"),
-    ("pypi:pymongo==4.20.0#selftests", None, "pypi-pymongo-4.20.0-selftests"),
-    ("git:https://github.com/mongodb/specifications@51ca03b#source/change-streams/tests/legacy", None,
-     "git-https-github.com-mongodb-specifications-51ca03b-source-change-streams-tests-legacy"),
-    ("../shared/specs/upstream/unified", Path("/elsewhere/unified"), "shared-upstream-unified"),
-    ("specs/scenarios/supplementary", REPO / "specs" / "scenarios" / "supplementary", "scenarios-supplementary"),
-    ("project:scenarios/supplementary", REPO / "specs" / "scenarios" / "supplementary", "scenarios-supplementary"),
-])
+@pytest.mark.parametrize(
+    "source, root, name",
+    [
+        ("pypi:pymongo==4.20.0", None, "pypi-pymongo-4.20.0"),
+        ("pypi:pymongo==4.20.0#selftests", None, "pypi-pymongo-4.20.0-selftests"),
+        (
+            "git:https://github.com/mongodb/specifications@51ca03b#source/change-streams/tests/legacy",
+            None,
+            "git-https-github.com-mongodb-specifications-51ca03b-source-change-streams-tests-legacy",
+        ),
+        ("../shared/specs/upstream/unified", Path("/elsewhere/unified"), "shared-upstream-unified"),
+        ("specs/scenarios/supplementary", REPO / "specs" / "scenarios" / "supplementary", "scenarios-supplementary"),
+        ("project:scenarios/supplementary", REPO / "specs" / "scenarios" / "supplementary", "scenarios-supplementary"),
+    ],
+)
 def test_a_manifest_is_named_after_its_source(source, root, name):
     assert pin_writer.manifest_name(source, root or Path("/cache/x")) == name
 

@@ -7,7 +7,6 @@ the committed files, and on small written ones so that each problem is shown to 
 
 from __future__ import annotations
 
-from tests.paths import REPO
 from pathlib import Path
 
 import pytest
@@ -18,6 +17,7 @@ from harness.formats.loaders import load_paths
 from harness.formats.rule_files import RuleFileError, load_catalogues
 from harness.formats.rule_traces import TRACES, Traces, load_traces, trace_problems
 from harness.formats.spec_rules import normalise, parse_sentences
+from tests.paths import REPO
 
 SUPPLEMENTARY = REPO / "specs" / "scenarios" / "supplementary"
 EXPECTATIONS = REPO / "specs" / "expectations"
@@ -31,8 +31,11 @@ def scenario_rules() -> dict[str, list[str]]:
 
 
 def expected_entries() -> list[tuple[str, str]]:
-    return [(path.relative_to(EXPECTATIONS).as_posix(), entry.pattern)
-            for path in sorted(EXPECTATIONS.rglob("*.yml")) for entry in load_expectations(path).known]
+    return [
+        (path.relative_to(EXPECTATIONS).as_posix(), entry.pattern)
+        for path in sorted(EXPECTATIONS.rglob("*.yml"))
+        for entry in load_expectations(path).known
+    ]
 
 
 def all_rules() -> list[Rule]:
@@ -50,14 +53,17 @@ def test_a_scenario_that_names_a_rule_no_run_can_observe_is_a_problem(tmp_path):
     rules = {rule.id: rule for rule in all_rules()}
     assert rules["CS-RESUME-BARE-NOPOINT"].not_checkable and rules["CS-RESUME-BARE-ORIGINAL"].not_checkable
     bare = "unified/resume-without-point::CS-RESUME-BARE-NOPOINT: the resume is the original aggregate"
-    traces = _traces(f"""
+    traces = _traces(
+        f"""
 traces:
   - test: "{bare}"
     server: any
     topology: any
     asserts:
       - {{that: no resume point, rule: CS-RESUME-BARE-NOPOINT, level: MUST, sent: neither token nor operationTime}}
-""", tmp_path)
+""",
+        tmp_path,
+    )
     problems = trace_problems(traces, rules.values(), {bare: ["CS-RESUME-BARE-NOPOINT"]}, [])
     assert len(problems) == 1 and "CS-RESUME-BARE-NOPOINT is not checkable" in problems[0], problems
 
@@ -68,12 +74,15 @@ def _traces(text: str, tmp_path: Path) -> Traces:
     return load_traces(path)
 
 
-RULES = [Rule(id="CS-API-OPEN", level="MUST", section="s", paraphrase="p"),
-         Rule(id="CS-API-LOG", level="SHOULD", section="s", paraphrase="p")]
+RULES = [
+    Rule(id="CS-API-OPEN", level="MUST", section="s", paraphrase="p"),
+    Rule(id="CS-API-LOG", level="SHOULD", section="s", paraphrase="p"),
+]
 
 
 def test_each_mismatch_between_traces_scenarios_catalogue_and_expectations_is_named(tmp_path):
-    traces = _traces("""
+    traces = _traces(
+        """
 traces:
   - test: "unified/a::CS-API-OPEN, CS-API-LOG: both"
     server: any
@@ -89,9 +98,13 @@ traces:
 deviations:
   - {expected: "unified/a::CS-API-LOG*", file: t.yml, rule: CS-API-LOG, level: SHOULD, fails: x, server: any,
      topology: any, sent: x, why: x}
-""", tmp_path)
-    scenarios = {"unified/a::CS-API-OPEN, CS-API-LOG: both": ["CS-API-OPEN", "CS-API-LOG"],
-                 "unified/a::CS-API-OPEN: untraced": ["CS-API-OPEN"]}
+""",
+        tmp_path,
+    )
+    scenarios = {
+        "unified/a::CS-API-OPEN, CS-API-LOG: both": ["CS-API-OPEN", "CS-API-LOG"],
+        "unified/a::CS-API-OPEN: untraced": ["CS-API-OPEN"],
+    }
     problems = "\n".join(trace_problems(traces, RULES, scenarios, [("t.yml", "unified/a::CS-API-OPEN*")]))
     assert "unified/a::CS-API-OPEN: untraced: a scenario with no trace" in problems
     assert "(unified/a::gone): no scenario has this test id" in problems
@@ -100,24 +113,36 @@ deviations:
     assert "t.yml: entry 'unified/a::CS-API-OPEN*' has no deviation trace" in problems
     assert "no entry 'unified/a::CS-API-LOG*' in t.yml" in problems
     assert "a known deviation must break a MUST, not a SHOULD" in problems
-    unchecked = trace_problems(_traces("""
+    unchecked = trace_problems(
+        _traces(
+            """
 traces:
   - test: "unified/a::CS-API-OPEN: x"
     server: any
     topology: any
     asserts: [{that: x, rule: CS-API-OPEN, level: MUST, role: precondition, sent: nothing}]
-""", tmp_path), RULES, {"unified/a::CS-API-OPEN: x": ["CS-API-OPEN"]}, [])
+""",
+            tmp_path,
+        ),
+        RULES,
+        {"unified/a::CS-API-OPEN: x": ["CS-API-OPEN"]},
+        [],
+    )
     where = f"{tmp_path / 'traces.yml'}: trace 1 (unified/a::CS-API-OPEN: x)"
     assert unchecked == [f"{where}: names CS-API-OPEN but no assertion checks it"], "a precondition checks nothing"
 
 
-@pytest.mark.parametrize("entry,message", [
-    ("{that: x, rule: CS-API-OPEN, level: MUST}", "assertion 1: 'sent' is required"),
-    ("{that: x, rule: CS-API-OPEN, level: must, sent: x}", "level is one of MUST, SHOULD, got 'must'"),
-    ("{that: x, rule: cs-api-open, level: MUST, sent: x}", "rule is one rule id"),
-    ("{that: x, rule: CS-API-OPEN, level: MUST, sent: x, role: assumption}", "role is one of check, precondition"),
-    ("{that: x, rule: CS-API-OPEN, level: MUST, sent: x, when: y}", "unknown keys when"),
-], ids=["no sent", "level", "rule id", "role", "unknown key"])
+@pytest.mark.parametrize(
+    "entry,message",
+    [
+        ("{that: x, rule: CS-API-OPEN, level: MUST}", "assertion 1: 'sent' is required"),
+        ("{that: x, rule: CS-API-OPEN, level: must, sent: x}", "level is one of MUST, SHOULD, got 'must'"),
+        ("{that: x, rule: cs-api-open, level: MUST, sent: x}", "rule is one rule id"),
+        ("{that: x, rule: CS-API-OPEN, level: MUST, sent: x, role: assumption}", "role is one of check, precondition"),
+        ("{that: x, rule: CS-API-OPEN, level: MUST, sent: x, when: y}", "unknown keys when"),
+    ],
+    ids=["no sent", "level", "rule id", "role", "unknown key"],
+)
 def test_a_malformed_trace_names_the_file_the_trace_and_the_assertion(tmp_path, entry, message):
     with pytest.raises(RuleFileError, match=r"traces.yml: trace 1 \(unified/a::t\): ") as raised:
         _traces(f'traces:\n  - {{test: "unified/a::t", server: any, topology: any, asserts: [{entry}]}}\n', tmp_path)
@@ -125,21 +150,29 @@ def test_a_malformed_trace_names_the_file_the_trace_and_the_assertion(tmp_path, 
 
 
 def test_conditions_are_inherited_from_the_trace_and_required_somewhere(tmp_path):
-    traces = _traces("""
+    traces = _traces(
+        """
 traces:
   - test: "unified/a::t"
     server: 4.4+
     topology: any
     asserts: [{that: x, rule: CS-API-OPEN, level: MUST, sent: x, topology: replicaset}]
-""", tmp_path)
+""",
+        tmp_path,
+    )
     (assertion,) = traces.tests[0].asserts
     assert (assertion.server, assertion.topology, assertion.role) == ("4.4+", "replicaset", "check")
     with pytest.raises(RuleFileError, match="'server' is required"):
-        _traces('traces:\n  - {test: "unified/a::t", asserts: [{that: x, rule: CS-API-OPEN, level: MUST, sent: x}]}\n',
-                tmp_path)
+        _traces(
+            'traces:\n  - {test: "unified/a::t", asserts: [{that: x, rule: CS-API-OPEN, level: MUST, sent: x}]}\n',
+            tmp_path,
+        )
     with pytest.raises(RuleFileError, match="the test is traced twice"):
-        _traces('traces:\n' + '  - {test: "unified/a::t", server: a, topology: b, '
-                'asserts: [{that: x, rule: CS-API-OPEN, level: MUST, sent: x}]}\n' * 2, tmp_path)
+        _traces(
+            "traces:\n" + '  - {test: "unified/a::t", server: a, topology: b, '
+            "asserts: [{that: x, rule: CS-API-OPEN, level: MUST, sent: x}]}\n" * 2,
+            tmp_path,
+        )
 
 
 @pytest.mark.parametrize("name", REFERENCE_TEXTS)
@@ -152,4 +185,4 @@ def test_the_coverage_files_copy_no_sentence_of_the_reference_texts(name):
     for sentence in parse_sentences(path.read_text(encoding="utf-8")):
         words = normalise(sentence.text).split()
         for start in range(max(0, len(words) - 7)):
-            assert " ".join(words[start:start + 8]) not in ours, f"{name}:{sentence.line}"
+            assert " ".join(words[start : start + 8]) not in ours, f"{name}:{sentence.line}"

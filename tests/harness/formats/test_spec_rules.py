@@ -6,14 +6,13 @@ folder only to check counts and that the committed catalogue still names every s
 
 from __future__ import annotations
 
-from tests.paths import REPO
 import re
-from pathlib import Path
 
 import pytest
 import yaml
 
 from harness.formats.spec_rules import anchor_of, normalise, parse_sentences, parse_statements
+from tests.paths import REPO
 
 SAMPLE = """\
 # Widget Streams
@@ -84,8 +83,11 @@ def test_normative_sentences_with_their_section_level_and_keywords():
     first, should = statements[0], statements[1]
     assert (first.section, first.level, first.keywords) == ("Driver API", "MUST", ("MUST",))
     assert (should.level, should.keywords) == ("SHOULD", ("SHOULD NOT",))
-    assert statements[4].section == "Resuming" and statements[4].headings == ("Widget Streams", "Driver API",
-                                                                               "Resuming")
+    assert statements[4].section == "Resuming" and statements[4].headings == (
+        "Widget Streams",
+        "Driver API",
+        "Resuming",
+    )
 
 
 def test_meta_definitions_tables_may_and_lower_case_are_not_statements():
@@ -100,9 +102,11 @@ def test_code_comments_carry_the_field_they_document_and_duplicates_are_numbered
     assert colour.anchor == shade.anchor
     assert (colour.key, shade.key) == (colour.anchor, f"{colour.anchor}#2")
     notes = [s for s in parse_sentences(SAMPLE) if s.field == "colour"]
-    assert [n.text for n in notes] == ["The default is to not send a value.",
-                                       "A driver MUST NOT reject an unknown `colour`.",
-                                       "this is an option of the `$widget` stage."]
+    assert [n.text for n in notes] == [
+        "The default is to not send a value.",
+        "A driver MUST NOT reject an unknown `colour`.",
+        "this is an option of the `$widget` stage.",
+    ]
     assert notes[0].level is None
 
 
@@ -152,10 +156,15 @@ def test_rule_ids_are_stable(spec_text):
     by_key = {s.key: s for s in parse_sentences(spec_text)}
     rules = {rule["id"]: rule for rule in yaml.safe_load(CATALOGUE.read_text())["rules"]}
     assert len(rules) == 85
-    cues = {"CS-OPT-MAXAWAIT": "alias for `maxTimeMS`", "CS-OPT-BATCHSIZE": "sent only if the caller",
-            "CS-OPT-FULLDOC": "equivalent to 'default'", "CS-RESUME-ONCE": "resume a single time",
-            "CS-RESUME-RESUMEAFTER": "set `resumeAfter` to the cached", "CS-KILL-RESUME": "kill the cursor",
-            "CS-ERR-AGGREGATE": "aggregate command is not a resumable error"}
+    cues = {
+        "CS-OPT-MAXAWAIT": "alias for `maxTimeMS`",
+        "CS-OPT-BATCHSIZE": "sent only if the caller",
+        "CS-OPT-FULLDOC": "equivalent to 'default'",
+        "CS-RESUME-ONCE": "resume a single time",
+        "CS-RESUME-RESUMEAFTER": "set `resumeAfter` to the cached",
+        "CS-KILL-RESUME": "kill the cursor",
+        "CS-ERR-AGGREGATE": "aggregate command is not a resumable error",
+    }
     for rule_id, cue in cues.items():
         assert cue in by_key[rules[rule_id]["anchors"][0]].text, rule_id
     assert rules["CS-OPT-DEFAULTS"]["anchors"]
@@ -167,4 +176,4 @@ def test_the_catalogue_copies_no_sentence_of_the_spec(spec_text):
     for sentence in parse_sentences(spec_text):
         words = normalise(sentence.text).split()
         for start in range(max(0, len(words) - 7)):
-            assert " ".join(words[start:start + 8]) not in catalogue, sentence.line
+            assert " ".join(words[start : start + 8]) not in catalogue, sentence.line

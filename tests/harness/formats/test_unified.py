@@ -6,7 +6,6 @@ never copied into this repository.
 
 from __future__ import annotations
 
-from tests.paths import REPO
 import dataclasses
 from pathlib import Path
 
@@ -17,6 +16,7 @@ from bson.json_util import CANONICAL_JSON_OPTIONS
 from harness.core.model import NOT_GIVEN, EntitySpec, Requirement, SpecTest
 from harness.formats.loaders import load_file, load_paths
 from harness.formats.unified_schema import RUNNER_SCHEMA_VERSION
+from tests.paths import REPO
 
 SPECS = REPO.parent / "shared" / "specs" / "upstream"
 UNIFIED = SPECS / "unified"
@@ -54,7 +54,9 @@ def test_a_test_maps_onto_the_model() -> None:
     test = tests["Test with document comment"]
     assert test.test_id == "unified/change-streams::Test with document comment"
     # file-level and test-level runOnRequirements are two groups, each any-of
-    assert test.requirements[0] == [Requirement(min_server_version="3.6", topologies=("replicaset",), serverless="forbid")]
+    assert test.requirements[0] == [
+        Requirement(min_server_version="3.6", topologies=("replicaset",), serverless="forbid")
+    ]
     assert test.requirements[1][0].min_server_version == "4.4"
     kinds = [(e.kind, e.id) for e in test.entities]
     assert ("client", "client0") in kinds and ("collection", "collection0") in kinds
@@ -86,13 +88,23 @@ def test_every_invalid_selftest_is_rejected_as_one_error_naming_file_and_path() 
         assert "$" in tests[0].load_error, path.name  # a JSON path into the file
 
 
-@pytest.mark.parametrize(("name", "path", "words"), [
-    ("entity-client-ignoreCommandMonitoringEvents-items", "$.createEntities[0].client.ignoreCommandMonitoringEvents[0]",
-     "not of type 'string'"),
-    ("collectionData-createOptions-type", "$.initialData[0].createOptions", "not of type 'object'"),
-    ("expectedError-errorResponse-type", "$.tests[0].operations[0].expectError.errorResponse", "not of type 'object'"),
-    ("schemaVersion-required", "$.schemaVersion", "the key is required"),
-])
+@pytest.mark.parametrize(
+    ("name", "path", "words"),
+    [
+        (
+            "entity-client-ignoreCommandMonitoringEvents-items",
+            "$.createEntities[0].client.ignoreCommandMonitoringEvents[0]",
+            "not of type 'string'",
+        ),
+        ("collectionData-createOptions-type", "$.initialData[0].createOptions", "not of type 'object'"),
+        (
+            "expectedError-errorResponse-type",
+            "$.tests[0].operations[0].expectError.errorResponse",
+            "not of type 'object'",
+        ),
+        ("schemaVersion-required", "$.schemaVersion", "the key is required"),
+    ],
+)
 def test_schema_rejections_name_the_offending_path(name: str, path: str, words: str) -> None:
     (test,) = load_file(SELFTESTS / "invalid" / f"{name}.yml")
     assert f"{path}: " in test.load_error and words in test.load_error
@@ -101,7 +113,9 @@ def test_schema_rejections_name_the_offending_path(name: str, path: str, words: 
 @pytest.mark.parametrize("version", ["1.99", "2.0", "0.1"])
 def test_a_schema_version_this_runner_does_not_implement_is_an_error(tmp_path: Path, version: str) -> None:
     spec = tmp_path / "too-new.yml"
-    spec.write_text(f'description: too-new\nschemaVersion: "{version}"\ntests:\n  - description: t\n    operations: []\n')
+    spec.write_text(
+        f'description: too-new\nschemaVersion: "{version}"\ntests:\n  - description: t\n    operations: []\n'
+    )
     (test,) = load_file(spec)
     assert test.test_id == "unified/too-new::<file>"
     assert str(spec) in test.load_error and "$.schemaVersion" in test.load_error and version in test.load_error
@@ -110,16 +124,20 @@ def test_a_schema_version_this_runner_does_not_implement_is_an_error(tmp_path: P
 def test_the_newest_implemented_version_is_accepted(tmp_path: Path) -> None:
     major, minor = RUNNER_SCHEMA_VERSION
     spec = tmp_path / "newest.json"
-    spec.write_text(f'{{"description": "n", "schemaVersion": "{major}.{minor}", '
-                    '"tests": [{"description": "t", "operations": []}]}')
+    spec.write_text(
+        f'{{"description": "n", "schemaVersion": "{major}.{minor}", '
+        '"tests": [{"description": "t", "operations": []}]}'
+    )
     (test,) = load_file(spec)
     assert test.load_error is None and test.description == "t"
 
 
 def test_assertions_this_runner_cannot_make_are_an_error_not_a_silent_pass(tmp_path: Path) -> None:
     spec = tmp_path / "tracing.yml"
-    spec.write_text('description: tracing\nschemaVersion: "1.28"\ncreateEntities:\n  - client: {id: c0}\n'
-                    'tests:\n  - description: t\n    operations: []\n'
-                    '    expectTracingMessages: [{client: c0, spans: [{name: find, attributes: {}}]}]\n')
+    spec.write_text(
+        'description: tracing\nschemaVersion: "1.28"\ncreateEntities:\n  - client: {id: c0}\n'
+        "tests:\n  - description: t\n    operations: []\n"
+        "    expectTracingMessages: [{client: c0, spans: [{name: find, attributes: {}}]}]\n"
+    )
     (test,) = load_file(spec)
     assert "$.tests[0]" in test.load_error and "expectTracingMessages" in test.load_error

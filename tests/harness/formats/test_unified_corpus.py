@@ -13,7 +13,6 @@ which is most of the ~80 s this module takes.
 
 from __future__ import annotations
 
-from tests.paths import REPO
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,6 +20,7 @@ import pytest
 
 from harness.engine.run import HarnessRun, RunOptions
 from harness.formats.loaders import load_paths
+from tests.paths import REPO
 
 SPECS = REPO.parent / "shared" / "specs" / "upstream"
 UNIFIED = SPECS / "unified"
@@ -43,7 +43,8 @@ def run() -> Iterator[HarnessRun]:
 def test_change_stream_corpus_outcome_is_as_expected(run: HarnessRun, test) -> None:
     result = run.run_test(test)
     assert result.classification.expected, (
-        f"{result.outcome} ({result.classification.kind}): {result.message} {result.classification.reason}")
+        f"{result.outcome} ({result.classification.kind}): {result.message} {result.classification.reason}"
+    )
 
 
 @pytest.mark.parametrize("test", VALID_PASS, ids=[t.test_id for t in VALID_PASS])
@@ -82,7 +83,8 @@ tests:
     operations:
       - {name: createIndex, object: collection0, arguments: {keys: {x: 1}, name: x_1}}
       - {name: assertCollectionExists, object: testRunner, arguments: {databaseName: runnerops, collectionName: coll0}}
-      - {name: assertCollectionNotExists, object: testRunner, arguments: {databaseName: runnerops, collectionName: nope}}
+      - {name: assertCollectionNotExists, object: testRunner,
+         arguments: {databaseName: runnerops, collectionName: nope}}
       - {name: assertIndexExists, object: testRunner,
          arguments: {databaseName: runnerops, collectionName: coll0, indexName: x_1}}
       - {name: assertIndexNotExists, object: testRunner,
@@ -129,12 +131,15 @@ def test_test_runner_operations_that_hold_pass(run: HarnessRun, tmp_path: Path) 
 
 
 @pytest.mark.parametrize(("name", "arguments", "words"), FAILING_ASSERTIONS, ids=[f[0] for f in FAILING_ASSERTIONS])
-def test_test_runner_assertions_that_do_not_hold_fail(run: HarnessRun, tmp_path: Path, name: str, arguments: str,
-                                                      words: str) -> None:
+def test_test_runner_assertions_that_do_not_hold_fail(
+    run: HarnessRun, tmp_path: Path, name: str, arguments: str, words: str
+) -> None:
     spec = tmp_path / "runner-assertion.yml"
     head = RUNNER_OPERATIONS_FILE.split("tests:")[0]
-    spec.write_text(head + f"tests:\n  - description: {name} fails\n    operations:\n"
-                           f"      - {{name: {name}, object: testRunner, arguments: {arguments}}}\n")
+    spec.write_text(
+        head + f"tests:\n  - description: {name} fails\n    operations:\n"
+        f"      - {{name: {name}, object: testRunner, arguments: {arguments}}}\n"
+    )
     (test,) = load_paths([spec])
     result = run.run_test(test)
     assert result.outcome == "failed", result.message
@@ -143,12 +148,15 @@ def test_test_runner_assertions_that_do_not_hold_fail(run: HarnessRun, tmp_path:
 
 def test_outcome_mismatch_fails(run: HarnessRun, tmp_path: Path) -> None:
     spec = tmp_path / "outcome.yml"
-    spec.write_text(RUNNER_OPERATIONS_FILE.split("tests:")[0] + """tests:
+    spec.write_text(
+        RUNNER_OPERATIONS_FILE.split("tests:")[0]
+        + """tests:
   - description: wrong outcome
     operations: []
     outcome:
       - {databaseName: runnerops, collectionName: coll0, documents: [{_id: 2}]}
-""")
+"""
+    )
     (test,) = load_paths([spec])
     result = run.run_test(test)
     assert result.outcome == "failed" and "runnerops.coll0" in result.message

@@ -7,13 +7,13 @@ the unified format defines but the driver adapter does not implement is ``skippe
 
 from __future__ import annotations
 
-from tests.paths import REPO, TESTS_DATA
 from pathlib import Path
 
 import pytest
 
 from harness.formats.loaders import load_file, load_paths
 from harness.formats.unified_operations import ENTITY_OPERATIONS, TEST_RUNNER, arguments_of
+from tests.paths import REPO, TESTS_DATA
 
 SPECS = REPO.parent / "shared" / "specs" / "upstream"
 REPO_SPECS = REPO / "specs" / "scenarios"
@@ -35,7 +35,9 @@ tests:
   - description: bad
     operations:
       - { name: insertOne, object: collection0, arguments: { document: { _id: 2 } } }
-      - { name: failPoint, object: testRunner, arguments: { client: client0, failPoint: { configureFailPoint: failCommand, mode: { times: 1 }, data: { failCommands: [ insert ], errorCode: 2 } } } }
+      - { name: failPoint, object: testRunner, arguments: { client: client0,
+          failPoint: { configureFailPoint: failCommand, mode: { times: 1 },
+                       data: { failCommands: [ insert ], errorCode: 2 } } } }
       - { name: insertOne, object: collection0, arguments: { document: { _id: 3 } } }
       - BAD
 """
@@ -47,17 +49,35 @@ def _load(tmp_path: Path, bad: str):
     return spec, load_file(spec)
 
 
-@pytest.mark.parametrize(("bad", "words"), [
-    ("{ name: fnd, object: collection0, arguments: { filter: {} } }", ["unknown operation 'fnd'", "collection entity"]),
-    ("{ name: find, object: collection0, arguments: { fliter: {} } }", ["unknown argument(s) ['fliter']"]),
-    ("{ name: find, object: database0, arguments: { filter: {} } }", ["'find'", "database entity",
-                                                                      "operation of collection"]),
-    ("{ name: createChangeStream, object: collection0, arguments: { pipeline: [] }, saveResultAsEntity: cs }\n"
-     "      - { name: iterateUntilDocumentOrErorr, object: cs }", ["operations[4]", "iterateUntilDocumentOrErorr",
-                                                                    "changeStream entity"]),
-    ("{ name: assertEventCount, object: testRunner, arguments: { client: client0, event: { commandStartedEvent: {} }, cuont: 1 } }",
-     ["unknown argument(s) ['cuont']", "the test runner"]),
-])
+@pytest.mark.parametrize(
+    ("bad", "words"),
+    [
+        (
+            "{ name: fnd, object: collection0, arguments: { filter: {} } }",
+            ["unknown operation 'fnd'", "collection entity"],
+        ),
+        ("{ name: find, object: collection0, arguments: { fliter: {} } }", ["unknown argument(s) ['fliter']"]),
+        (
+            "{ name: find, object: database0, arguments: { filter: {} } }",
+            ["'find'", "database entity", "operation of collection"],
+        ),
+        (
+            (
+                "{ name: createChangeStream, object: collection0, arguments: { pipeline: [] }, "
+                "saveResultAsEntity: cs }\n"
+                "      - { name: iterateUntilDocumentOrErorr, object: cs }"
+            ),
+            ["operations[4]", "iterateUntilDocumentOrErorr", "changeStream entity"],
+        ),
+        (
+            (
+                "{ name: assertEventCount, object: testRunner, "
+                "arguments: { client: client0, event: { commandStartedEvent: {} }, cuont: 1 } }"
+            ),
+            ["unknown argument(s) ['cuont']", "the test runner"],
+        ),
+    ],
+)
 def test_a_misspelt_name_the_test_never_reaches_is_a_load_error(tmp_path, embedded_run, bad, words):
     """operations[2] fails first, so operations[3] is never run: its typo is still reported, by label."""
     spec, (fine, bad_test) = _load(tmp_path, bad)
@@ -79,8 +99,9 @@ def test_an_unknown_test_runner_operation_is_an_error_before_anything_runs(tmp_p
 
 
 def test_a_test_runner_operation_the_format_defines_but_the_runner_lacks_is_skipped(tmp_path, embedded_run):
-    _, (_, test) = _load(tmp_path, "{ name: recordTopologyDescription, object: testRunner, "
-                                   "arguments: { client: client0, id: td } }")
+    _, (_, test) = _load(
+        tmp_path, "{ name: recordTopologyDescription, object: testRunner, arguments: { client: client0, id: td } }"
+    )
     assert test.load_error is None
     verdict = embedded_run.verdict(test)
     assert verdict.outcome == "skipped" and "recordTopologyDescription" in verdict.message
@@ -96,7 +117,9 @@ def test_an_operation_the_driver_adapter_lacks_is_skipped_with_the_reason(tmp_pa
 
 
 def test_an_argument_the_driver_adapter_lacks_is_skipped_with_the_reason(tmp_path, embedded_run):
-    _, (_, test) = _load(tmp_path, "{ name: find, object: collection0, arguments: { filter: {}, cursorType: tailable } }")
+    _, (_, test) = _load(
+        tmp_path, "{ name: find, object: collection0, arguments: { filter: {}, cursorType: tailable } }"
+    )
     test.operations = [test.operations[0], test.operations[3]]
     verdict = embedded_run.verdict(test)
     assert verdict.outcome == "skipped" and "cursorType" in verdict.message, verdict.message
@@ -104,8 +127,12 @@ def test_an_argument_the_driver_adapter_lacks_is_skipped_with_the_reason(tmp_pat
 
 def test_a_client_option_the_driver_adapter_lacks_is_skipped(tmp_path, embedded_run):
     spec = tmp_path / "option.yml"
-    spec.write_text(FILE.replace("client: { id: client0 }", "client: { id: client0, storeEventsAsEntities: [ { id: e, events: [ CommandStartedEvent ] } ] }")
-                    .replace("      - BAD\n", ""))
+    spec.write_text(
+        FILE.replace(
+            "client: { id: client0 }",
+            "client: { id: client0, storeEventsAsEntities: [ { id: e, events: [ CommandStartedEvent ] } ] }",
+        ).replace("      - BAD\n", "")
+    )
     test = load_file(spec)[0]
     assert test.load_error is None, test.load_error
     verdict = embedded_run.verdict(test)
@@ -122,14 +149,19 @@ def test_every_upstream_and_project_file_that_loaded_still_loads():
 
 @pytest.mark.skipif(not SPECS.is_dir(), reason=f"upstream spec files not found at {SPECS}")
 def test_the_valid_fail_files_with_bad_names_are_load_errors_naming_them():
-    errors = {t.file_stem: t.load_error for t in load_paths([SPECS / "unified-format-selftests" / "valid-fail"])
-              if t.load_error}
+    errors = {
+        t.file_stem: t.load_error
+        for t in load_paths([SPECS / "unified-format-selftests" / "valid-fail"])
+        if t.load_error
+    }
     assert "'unsupportedOperation'" in errors["operation-unsupported"]
     assert "['foo']" in errors["ignoreResultAndError-malformed"]
 
 
 def test_the_table_is_data_every_entity_operation_takes_session_and_timeout_ms():
-    assert "timeoutMS" in arguments_of("collection", "insertOne") and "session" in arguments_of("database", "runCommand")
+    assert "timeoutMS" in arguments_of("collection", "insertOne") and "session" in arguments_of(
+        "database", "runCommand"
+    )
     assert arguments_of("collection", "watch") == arguments_of("collection", "createChangeStream")
     assert "callback" in arguments_of("session", "withTransaction")
     assert arguments_of("changeStream", "iterateUntilDocumentOrError") == frozenset()

@@ -9,7 +9,6 @@ milliseconds and offline. The real installers are exercised by
 
 from __future__ import annotations
 
-from tests.paths import REPO
 import json
 import sys
 import threading
@@ -18,9 +17,10 @@ from pathlib import Path
 import pytest
 
 from harness.matrix.cells import Cell
-from harness.matrix.envs import MARKER, EnvCache, cache_key, dependency_text, default_envs_dir, interpreter_identity
+from harness.matrix.envs import MARKER, EnvCache, cache_key, default_envs_dir, dependency_text, interpreter_identity
 from harness.matrix.installers import Installer, InstallerUnavailable, choose_installer
 from harness.matrix.process import Children, Interrupted
+from tests.paths import REPO
 
 GOOD = Cell("4.20.0", "embedded", "0.7.0b3")
 UNRESOLVABLE = Cell("0.0.1", "embedded", "0.7.0b3")
@@ -143,12 +143,22 @@ def test_a_stopping_matrix_does_not_wait_for_another_build_s_lock(cache, tmp_pat
 
 
 def test_the_cache_key_changes_with_each_input_and_only_with_them():
-    base = dict(interpreter="CPython 3.11.7 linux", requirements=("pymongo==4.20.0", "secantusdb==0.7.0b3"),
-                extras=(), dependencies='["pymongo>=4.9,<5"]', project=Path("/work/main"))
+    base = {
+        "interpreter": "CPython 3.11.7 linux",
+        "requirements": ("pymongo==4.20.0", "secantusdb==0.7.0b3"),
+        "extras": (),
+        "dependencies": '["pymongo>=4.9,<5"]',
+        "project": Path("/work/main"),
+    }
     key = cache_key(**base)
     assert key == cache_key(**{**base, "requirements": ("secantusdb==0.7.0b3", "pymongo==4.20.0")})
-    for change in ({"interpreter": "CPython 3.12.1 linux"}, {"requirements": ("pymongo==4.19.0",)},
-                   {"extras": ("faults",)}, {"dependencies": '["pymongo>=4.10,<5"]'}, {"project": Path("/elsewhere")}):
+    for change in (
+        {"interpreter": "CPython 3.12.1 linux"},
+        {"requirements": ("pymongo==4.19.0",)},
+        {"extras": ("faults",)},
+        {"dependencies": '["pymongo>=4.10,<5"]'},
+        {"project": Path("/elsewhere")},
+    ):
         assert cache_key(**{**base, **change}) != key, change
 
 
@@ -176,13 +186,34 @@ def test_installer_commands(monkeypatch):
     uv = choose_installer("auto", "/py")
     assert uv.name == "uv" and uv.create_command("/py", env) == ["/bin/uv", "venv", "--python", "/py", "/e"]
     assert uv.install_command(env, project, ("faults",), ("pymongo==4.20.0",), find_links=wheels, offline=True) == [
-        "/bin/uv", "pip", "install", "--python", "/e/bin/python", "-e", "/p[faults]", "pymongo==4.20.0",
-        "--find-links", "/w", "--offline", "--no-index"]
+        "/bin/uv",
+        "pip",
+        "install",
+        "--python",
+        "/e/bin/python",
+        "-e",
+        "/p[faults]",
+        "pymongo==4.20.0",
+        "--find-links",
+        "/w",
+        "--offline",
+        "--no-index",
+    ]
     pip = choose_installer("pip", "/py", offline=True, find_links=wheels)
     assert pip.create_command("/py", env) == ["/py", "-m", "venv", "/e"]
     assert pip.install_command(env, project, (), ("pymongo==4.20.0",), find_links=wheels, offline=True) == [
-        "/e/bin/python", "-m", "pip", "install", "--disable-pip-version-check", "-e", "/p", "pymongo==4.20.0",
-        "--find-links", "/w", "--no-index"]
+        "/e/bin/python",
+        "-m",
+        "pip",
+        "install",
+        "--disable-pip-version-check",
+        "-e",
+        "/p",
+        "pymongo==4.20.0",
+        "--find-links",
+        "/w",
+        "--no-index",
+    ]
     monkeypatch.setattr("harness.matrix.installers.uv_binary", lambda: None)
     assert choose_installer("auto", "/py").name == "pip"
     with pytest.raises(InstallerUnavailable, match="uv is not installed"):
@@ -191,22 +222,26 @@ def test_installer_commands(monkeypatch):
         choose_installer("pip", "/py", offline=True)
 
 
-def test_the_wheelhouse_downloads_build_requirements_then_each_pair_with_the_harness_pins(tmp_path, monkeypatch, capsys):
+def test_the_wheelhouse_downloads_build_requirements_then_each_pair_with_the_harness_pins(
+    tmp_path, monkeypatch, capsys
+):
     import shlex
 
     from harness.matrix import wheelhouse
 
     commands = wheelhouse.download_commands("/py", tmp_path, REPO, ["4.19.0", "4.20.0"], ["0.7.0b3"])
     prefix = ["/py", "-m", "pip", "download", "--disable-pip-version-check", "--dest", str(tmp_path)]
-    assert [c[:len(prefix)] for c in commands] == [prefix] * 3
+    assert [c[: len(prefix)] for c in commands] == [prefix] * 3
     assert any(r.startswith("setuptools") for r in commands[0])
     build, dependencies = wheelhouse.project_requirements(REPO, ("faults",))
-    assert commands[0][len(prefix):] == build and any(d.startswith("requests") for d in dependencies)
-    assert commands[1][len(prefix):] == dependencies + ["pymongo==4.19.0", "secantusdb==0.7.0b3"]
+    assert commands[0][len(prefix) :] == build and any(d.startswith("requests") for d in dependencies)
+    assert commands[1][len(prefix) :] == [*dependencies, "pymongo==4.19.0", "secantusdb==0.7.0b3"]
     assert commands[2][-2:] == ["pymongo==4.20.0", "secantusdb==0.7.0b3"]
 
     ran = []
-    monkeypatch.setattr(wheelhouse.subprocess, "run", lambda command: ran.append(command) or type("R", (), {"returncode": 0}))
+    monkeypatch.setattr(
+        wheelhouse.subprocess, "run", lambda command: ran.append(command) or type("R", (), {"returncode": 0})
+    )
     argv = ["--dest", str(tmp_path), "--pymongo", "4.19.0,4.20.0", "--secantusdb", "0.7.0b3", "--python", "/py"]
     assert wheelhouse.main(argv) == 0 and ran == commands
     listing = json.loads((tmp_path / "matrix-versions.json").read_text())

@@ -18,8 +18,9 @@ CELLS = [Cell("4.19.0", "embedded", "0.7.0b3"), Cell("4.20.0", "embedded", "0.7.
 
 
 def definition(repeat: int = 2, pymongo: tuple[str, ...] = ("4.19.0", "4.20.0")) -> MatrixDefinition:
-    return MatrixDefinition(pymongo=pymongo, secantusdb=("0.7.0b3",), targets=("embedded",), servers=(),
-                            suites=("prose",), repeat=repeat)
+    return MatrixDefinition(
+        pymongo=pymongo, secantusdb=("0.7.0b3",), targets=("embedded",), servers=(), suites=("prose",), repeat=repeat
+    )
 
 
 def envs(key: str = "k1") -> dict:
@@ -47,7 +48,9 @@ def test_a_new_manifest_lists_every_cell_and_repeat_pending(tmp_path):
     assert first["requested"] == {"pymongo": "4.19.0", "target": "embedded", "secantusdb": "0.7.0b3"}
     assert first["env"]["path"] == "/envs/k1-4.19.0" and first["env"]["status"] == PENDING
     assert [(r["repeat"], r["status"], r["results"]) for r in first["repeats"]] == [
-        (1, PENDING, f"cells/{CELLS[0].id}/r1.jsonl"), (2, PENDING, f"cells/{CELLS[0].id}/r2.jsonl")]
+        (1, PENDING, f"cells/{CELLS[0].id}/r1.jsonl"),
+        (2, PENDING, f"cells/{CELLS[0].id}/r2.jsonl"),
+    ]
     assert manifest.pending(CELLS[0].id) == [1, 2]
 
 
@@ -101,10 +104,12 @@ def test_resume_after_a_kill_reruns_the_running_repeat_and_keeps_its_partial_res
 def test_resume_kills_the_children_a_killed_matrix_left_running(tmp_path):
     manifest, _ = open_manifest(tmp_path)
     results = tmp_path / manifest.repeat(CELLS[0].id, 1)["results"]
-    orphan = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", str(results)],
-                              start_new_session=True)
-    bystander = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "unrelated"],
-                                 start_new_session=True)
+    orphan = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(60)", str(results)], start_new_session=True
+    )
+    bystander = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(60)", "unrelated"], start_new_session=True
+    )
     try:
         set_status(manifest, CELLS[0], 1, RUNNING, pid=orphan.pid)
         set_status(manifest, CELLS[0], 2, RUNNING, pid=bystander.pid)  # a reused pid: not ours, left alone
@@ -127,7 +132,7 @@ def test_an_interrupted_repeat_runs_again(tmp_path):
 
 def test_another_definition_in_the_same_out_directory_is_refused(tmp_path):
     open_manifest(tmp_path)
-    with pytest.raises(ManifestError, match="holds matrix m-.* with another definition"):
+    with pytest.raises(ManifestError, match=r"holds matrix m-.* with another definition"):
         Manifest.open(tmp_path, definition(pymongo=("4.20.0",)), CELLS[1:], envs())
 
 
@@ -160,7 +165,6 @@ def test_an_unreadable_manifest_is_an_error_not_a_fresh_start(tmp_path):
     (tmp_path / "manifest.json").write_text('{"matrix": ')
     with pytest.raises(ManifestError, match="not a readable manifest"):
         open_manifest(tmp_path)
-
 
 
 def test_new_repeats_of_a_cell_that_cannot_be_built_fail_as_it_did_without_another_build(tmp_path):

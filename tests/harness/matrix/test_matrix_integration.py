@@ -10,7 +10,6 @@ which also writes ``matrix-versions.json``, the versions used here.
 
 from __future__ import annotations
 
-from tests.paths import REPO
 import json
 import os
 import re
@@ -27,10 +26,10 @@ from packaging.version import Version
 
 from harness.engine.results_store import read_records
 from tests.conftest import LEGACY_DIR, UNIFIED_DIR, require_shared_specs
+from tests.paths import REPO
 
 WHEELS = REPO / ".tools" / "wheels"
-FILL = ("python -m harness.matrix.wheelhouse --dest .tools/wheels --pymongo 4.6.3,4.20.0 "
-        "--secantusdb 0.7.0b0,0.7.0b3")
+FILL = "python -m harness.matrix.wheelhouse --dest .tools/wheels --pymongo 4.6.3,4.20.0 --secantusdb 0.7.0b0,0.7.0b3"
 KEYWORD = "showExpandedEvents"
 BAD_PYMONGO = "0.0.1"
 
@@ -61,10 +60,31 @@ def run_matrix(argv: list[str]) -> subprocess.CompletedProcess:
 
 
 def arguments(out: Path, envs: Path, pymongo: list[str], secantusdb: list[str], repeat: int = 2) -> list[str]:
-    return ["--pymongo", ",".join(pymongo), "--secantusdb", ",".join(secantusdb),
-            "--suites", "legacy,unified,prose", "--specs-legacy", str(LEGACY_DIR), "--specs-unified", str(UNIFIED_DIR),
-            "-k", KEYWORD, "--repeat", str(repeat), "--jobs", "2", "--out", str(out), "--envs", str(envs),
-            "--find-links", str(WHEELS), "--offline"]
+    return [
+        "--pymongo",
+        ",".join(pymongo),
+        "--secantusdb",
+        ",".join(secantusdb),
+        "--suites",
+        "legacy,unified,prose",
+        "--specs-legacy",
+        str(LEGACY_DIR),
+        "--specs-unified",
+        str(UNIFIED_DIR),
+        "-k",
+        KEYWORD,
+        "--repeat",
+        str(repeat),
+        "--jobs",
+        "2",
+        "--out",
+        str(out),
+        "--envs",
+        str(envs),
+        "--find-links",
+        str(WHEELS),
+        "--offline",
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -74,7 +94,9 @@ def wheelhouse() -> dict:
         pytest.skip(f"no offline wheelhouse at {WHEELS}; fill it (from the repository root) with: {FILL}")
     versions = json.loads(listing.read_text())
     if len(versions["pymongo"]) < 2 or len(versions["secantusdb"]) < 2:
-        pytest.skip(f"the wheelhouse at {WHEELS} holds fewer than 2 pymongo or SecantusDB releases; fill it with: {FILL}")
+        pytest.skip(
+            f"the wheelhouse at {WHEELS} holds fewer than 2 pymongo or SecantusDB releases; fill it with: {FILL}"
+        )
     return {"pymongo": versions["pymongo"][:2], "secantusdb": versions["secantusdb"][:2]}
 
 
@@ -94,7 +116,8 @@ def test_every_buildable_cell_runs_every_repeat(matrix):
     assert len(manifest["cells"]) == 3 * 2 and manifest["definition"]["repeat"] == 2
     good = matrix.cells()
     assert {(c["requested"]["pymongo"], c["requested"]["secantusdb"]) for c in good} == {
-        (p, s) for p in matrix.pymongo for s in matrix.secantusdb}
+        (p, s) for p in matrix.pymongo for s in matrix.secantusdb
+    }
     for cell in good:
         assert cell["env"]["status"] == "ready" and cell["env"]["build_s"] > 0 and not cell["env"]["cached"]
         assert Path(cell["env"]["path"]).parent == matrix.envs
@@ -144,10 +167,13 @@ def test_two_jobs_run_two_cells_at_once(matrix):
     spans = {}
     for cell in matrix.cells():
         for repeat in cell["repeats"]:
-            spans[(cell["id"], repeat["repeat"])] = (datetime.fromisoformat(repeat["started_at"]),
-                                                     datetime.fromisoformat(repeat["finished_at"]))
-    overlapping = [(a, b) for a in spans for b in spans
-                   if a[0] < b[0] and spans[a][0] < spans[b][1] and spans[b][0] < spans[a][1]]
+            spans[(cell["id"], repeat["repeat"])] = (
+                datetime.fromisoformat(repeat["started_at"]),
+                datetime.fromisoformat(repeat["finished_at"]),
+            )
+    overlapping = [
+        (a, b) for a in spans for b in spans if a[0] < b[0] and spans[a][0] < spans[b][1] and spans[b][0] < spans[a][1]
+    ]
     assert overlapping, spans
 
 
@@ -159,15 +185,20 @@ def test_the_same_command_again_skips_everything_and_rebuilds_nothing(matrix):
     assert again.returncode == 1, again.stdout + again.stderr
     assert "0 of 12 run(s) to do" in again.stdout and "environment" not in again.stdout.split("\n", 2)[2]
     after = matrix.manifest
-    assert [[r | {"set_aside": []} for r in c["repeats"]] for c in after["cells"]] == \
-           [[r | {"set_aside": []} for r in c["repeats"]] for c in before["cells"]]
+    assert [[r | {"set_aside": []} for r in c["repeats"]] for c in after["cells"]] == [
+        [r | {"set_aside": []} for r in c["repeats"]] for c in before["cells"]
+    ]
     assert {p: p.stat().st_mtime_ns for p in matrix.envs.glob("*/cs-harness-env.json")} == markers
 
 
 def test_another_repeat_starts_from_the_cached_environments(matrix):
     markers = {p: p.stat().st_mtime_ns for p in matrix.envs.glob("*/cs-harness-env.json")}
-    argv = [*matrix.argv[:matrix.argv.index("--repeat")], "--repeat", "3",
-            *matrix.argv[matrix.argv.index("--repeat") + 2:]]
+    argv = [
+        *matrix.argv[: matrix.argv.index("--repeat")],
+        "--repeat",
+        "3",
+        *matrix.argv[matrix.argv.index("--repeat") + 2 :],
+    ]
     done = run_matrix(argv)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "4 of 18 run(s) to do" in done.stdout
@@ -194,8 +225,9 @@ def _wait_for_a_running_repeat(out: Path, process: subprocess.Popen) -> dict:
 
 def test_ctrl_c_stops_every_child_and_the_same_command_resumes(matrix, tmp_path):
     argv = arguments(tmp_path / "out", matrix.envs, matrix.pymongo, matrix.secantusdb[:1], repeat=1)
-    process = subprocess.Popen(matrix_command(*argv), cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                               text=True)
+    process = subprocess.Popen(
+        matrix_command(*argv), cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
     running = _wait_for_a_running_repeat(tmp_path / "out", process)
     process.send_signal(signal.SIGINT)
     output, _ = process.communicate(timeout=60)
@@ -203,8 +235,9 @@ def test_ctrl_c_stops_every_child_and_the_same_command_resumes(matrix, tmp_path)
     assert "interrupted: rerun the same command to resume" in output
     with pytest.raises(ProcessLookupError):
         os.killpg(running["pid"], 0)  # the run's whole process group is gone
-    statuses = [r["status"] for c in json.loads((tmp_path / "out" / "manifest.json").read_text())["cells"]
-                for r in c["repeats"]]
+    statuses = [
+        r["status"] for c in json.loads((tmp_path / "out" / "manifest.json").read_text())["cells"] for r in c["repeats"]
+    ]
     assert "interrupted" in statuses and "running" not in statuses
     partial = tmp_path / "out" / running["results"]
     had_partial = partial.exists()
@@ -223,8 +256,9 @@ def test_ctrl_c_stops_every_child_and_the_same_command_resumes(matrix, tmp_path)
 def test_without_uv_a_cell_is_built_with_venv_and_pip(wheelhouse, tmp_path):
     require_shared_specs()
     pymongo, secantusdb = wheelhouse["pymongo"][-1:], wheelhouse["secantusdb"][-1:]
-    done = run_matrix([*arguments(tmp_path / "out", tmp_path / "envs", pymongo, secantusdb, repeat=1),
-                       "--installer", "pip"])
+    done = run_matrix(
+        [*arguments(tmp_path / "out", tmp_path / "envs", pymongo, secantusdb, repeat=1), "--installer", "pip"]
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     [cell] = json.loads((tmp_path / "out" / "manifest.json").read_text())["cells"]
     marker = json.loads((Path(cell["env"]["path"]) / "cs-harness-env.json").read_text())

@@ -25,8 +25,15 @@ LEGACY, UNIFIED = Path("/specs/legacy"), Path("/specs/unified")
 
 def definition(suites=("legacy", "unified", "prose"), **fields) -> MatrixDefinition:
     specs = {name: path for name, path in (("legacy", LEGACY), ("unified", UNIFIED)) if name in suites}
-    return MatrixDefinition(pymongo=("4.20.0",), secantusdb=("0.7.0b3",), targets=("embedded",), servers=(),
-                            suites=suites, specs=specs, **fields)
+    return MatrixDefinition(
+        pymongo=("4.20.0",),
+        secantusdb=("0.7.0b3",),
+        targets=("embedded",),
+        servers=(),
+        suites=suites,
+        specs=specs,
+        **fields,
+    )
 
 
 LABELS = {"matrix": "m-1", "cell": "c", "repeat": 2}
@@ -34,20 +41,72 @@ LABELS = {"matrix": "m-1", "cell": "c", "repeat": 2}
 
 def test_a_repeat_is_one_harness_run_of_every_suite_with_labels_then_the_campaign():
     cell = Cell("4.20.0", "secantusdb-daemon", "0.7.0b3", campaign=True)
-    run, campaign = repeat_steps(definition(keyword="resume", timeout=12.0, campaign=Campaign(300, 5, 7)), cell,
-                                 Path("/env/bin/python"), Path("/out/r2.jsonl"), LABELS)
-    assert run.command == ["/env/bin/python", "-m", "harness.app.cli", "run", "--specs", str(LEGACY), "--specs",
-                           str(UNIFIED), "--suite", "all", "--target", "secantusdb-daemon", "--results",
-                           "/out/r2.jsonl", "--label", "matrix=m-1", "--label", "cell=c", "--label", "repeat=2",
-                           "-q", "--strict", "-k", "resume", "--timeout", "12"]
-    assert campaign.command == ["/env/bin/python", "-m", "harness.app.cli", "campaign", "--events", "300", "--faults",
-                                "5", "--seed", "7", "--results", "/out/r2.jsonl", "--label", "matrix=m-1",
-                                "--label", "cell=c", "--label", "repeat=2", "--quiet"]
+    run, campaign = repeat_steps(
+        definition(keyword="resume", timeout=12.0, campaign=Campaign(300, 5, 7)),
+        cell,
+        Path("/env/bin/python"),
+        Path("/out/r2.jsonl"),
+        LABELS,
+    )
+    assert run.command == [
+        "/env/bin/python",
+        "-m",
+        "harness.app.cli",
+        "run",
+        "--specs",
+        str(LEGACY),
+        "--specs",
+        str(UNIFIED),
+        "--suite",
+        "all",
+        "--target",
+        "secantusdb-daemon",
+        "--results",
+        "/out/r2.jsonl",
+        "--label",
+        "matrix=m-1",
+        "--label",
+        "cell=c",
+        "--label",
+        "repeat=2",
+        "-q",
+        "--strict",
+        "-k",
+        "resume",
+        "--timeout",
+        "12",
+    ]
+    assert campaign.command == [
+        "/env/bin/python",
+        "-m",
+        "harness.app.cli",
+        "campaign",
+        "--events",
+        "300",
+        "--faults",
+        "5",
+        "--seed",
+        "7",
+        "--results",
+        "/out/r2.jsonl",
+        "--label",
+        "matrix=m-1",
+        "--label",
+        "cell=c",
+        "--label",
+        "repeat=2",
+        "--quiet",
+    ]
 
 
-@pytest.mark.parametrize("suites, suite, specs", [
-    (("legacy",), "spec", [str(LEGACY)]), (("unified", "prose"), "all", [str(UNIFIED)]), (("prose",), "prose", []),
-])
+@pytest.mark.parametrize(
+    "suites, suite, specs",
+    [
+        (("legacy",), "spec", [str(LEGACY)]),
+        (("unified", "prose"), "all", [str(UNIFIED)]),
+        (("prose",), "prose", []),
+    ],
+)
 def test_the_suites_map_to_specs_paths_and_harness_run_s_suite(suites, suite, specs):
     [run] = repeat_steps(definition(suites), Cell("4.20.0", "embedded"), Path("/py"), Path("/r.jsonl"), LABELS)
     command = run.command
@@ -61,37 +120,49 @@ def test_no_campaign_on_a_real_server():
     assert [step.name for step in steps] == ["run"]
 
 
-@pytest.mark.parametrize("step, returncode, records, failed_with", [
-    ("run", 0, 10, None),
-    ("run", 1, 10, None),                                        # unexpected outcomes: a result, not a failure
-    ("run", 2, 0, "the run could not start (exit 2): boom"),
-    ("run", 1, 0, "run exited 1 without writing any result record: boom"),  # a traceback exits 1 too
-    ("run", -9, 3, "run crashed: killed by SIGKILL: boom"),
-    ("run", 3, 3, "run exited with 3 (exit 3): boom"),
-    ("campaign", 1, 1, None),
-    ("campaign", 2, 0, "the campaign could not start (exit 2): boom"),
-])
+@pytest.mark.parametrize(
+    "step, returncode, records, failed_with",
+    [
+        ("run", 0, 10, None),
+        ("run", 1, 10, None),  # unexpected outcomes: a result, not a failure
+        ("run", 2, 0, "the run could not start (exit 2): boom"),
+        ("run", 1, 0, "run exited 1 without writing any result record: boom"),  # a traceback exits 1 too
+        ("run", -9, 3, "run crashed: killed by SIGKILL: boom"),
+        ("run", 3, 3, "run exited with 3 (exit 3): boom"),
+        ("campaign", 1, 1, None),
+        ("campaign", 2, 0, "the campaign could not start (exit 2): boom"),
+    ],
+)
 def test_what_an_exit_status_means(step, returncode, records, failed_with):
     assert judge(step, Finished(returncode, 1.0, "boom"), records) == failed_with
 
 
 def _record(driver: str | None, package: str | None, outcome: str = "passed", server: str = "8.2.11") -> dict:
     details = {"package_version": package} if package else {}
-    return {"record": "cs-harness.result/1", "outcome": outcome, "driver": {"name": "pymongo", "version": driver},
-            "target": {"version": server, "details": details}}
+    return {
+        "record": "cs-harness.result/1",
+        "outcome": outcome,
+        "driver": {"name": "pymongo", "version": driver},
+        "target": {"version": server, "details": details},
+    }
 
 
 def _results(tmp_path: Path, *records: dict, torn: bool = False) -> Path:
     path = tmp_path / "r1.jsonl"
     lines = [json.dumps(r) for r in records] + [json.dumps({"record": "cs-harness.cell/1"})]
-    path.write_text("\n".join(lines) + ("\n{\"record\": \"cs-har" if torn else "\n"))
+    path.write_text("\n".join(lines) + ('\n{"record": "cs-har' if torn else "\n"))
     return path
 
 
 def test_versions_are_read_from_the_records_and_checked_against_the_request(tmp_path):
     cell = Cell("4.19.0", "embedded", "0.7.0b3")
-    path = _results(tmp_path, _record("4.19.0", "0.7.0b3"), _record("4.19.0", "0.7.0b3", "failed"),
-                    _record("4.19.0", "0.7.0b3", "skipped"), torn=True)
+    path = _results(
+        tmp_path,
+        _record("4.19.0", "0.7.0b3"),
+        _record("4.19.0", "0.7.0b3", "failed"),
+        _record("4.19.0", "0.7.0b3", "skipped"),
+        torn=True,
+    )
     seen = observe(path, cell)
     assert seen.records == 3 and seen.counts == {"passed": 1, "failed": 1, "error": 0, "skipped": 1}
     check = check_versions(cell, seen, {})
@@ -105,7 +176,8 @@ def test_a_version_other_than_requested_is_a_mismatch(tmp_path):
     assert check["driver"]["verdict"] == MISMATCH and check["target"]["verdict"] == MISMATCH
     assert version_problems(check) == [
         "driver: MISMATCH (requested 4.19.0, records say 4.20.0)",
-        "target: MISMATCH (requested 0.7.0b2, records say 0.7.0b3)"]
+        "target: MISMATCH (requested 0.7.0b2, records say 0.7.0b3)",
+    ]
 
 
 def test_records_that_do_not_say_leave_the_axis_unverified(tmp_path):
@@ -117,17 +189,27 @@ def test_records_that_do_not_say_leave_the_axis_unverified(tmp_path):
 
 def test_release_spellings_and_server_versions(tmp_path):
     pinned = Cell("4.9", "embedded", None)  # "the pinned release": what the environment installed is the request
-    check = check_versions(pinned, observe(_results(tmp_path, _record("4.9.0", "0.7.0b3")), pinned),
-                           {"secantusdb": "0.7.0b3"})
+    check = check_versions(
+        pinned, observe(_results(tmp_path, _record("4.9.0", "0.7.0b3")), pinned), {"secantusdb": "0.7.0b3"}
+    )
     assert check["driver"]["verdict"] == OK and check["target"]["verdict"] == OK
     container = Cell("4.20.0", "testcontainers=mongo:8.0")
-    assert check_versions(container, observe(_results(tmp_path, _record("4.20.0", None, server="8.0.4")),
-                                             container), {})["target"]["verdict"] == OK
-    assert check_versions(container, observe(_results(tmp_path, _record("4.20.0", None, server="8.2.1")),
-                                             container), {})["target"]["verdict"] == MISMATCH
+    assert (
+        check_versions(container, observe(_results(tmp_path, _record("4.20.0", None, server="8.0.4")), container), {})[
+            "target"
+        ]["verdict"]
+        == OK
+    )
+    assert (
+        check_versions(container, observe(_results(tmp_path, _record("4.20.0", None, server="8.2.1")), container), {})[
+            "target"
+        ]["verdict"]
+        == MISMATCH
+    )
     uri = Cell("4.20.0", "uri=mongodb://db/")
-    assert check_versions(uri, observe(_results(tmp_path, _record("4.20.0", None, server="7.0.2")), uri),
-                          {})["target"] == {"requested": None, "actual": ["7.0.2"], "verdict": RECORDED}
+    assert check_versions(uri, observe(_results(tmp_path, _record("4.20.0", None, server="7.0.2")), uri), {})[
+        "target"
+    ] == {"requested": None, "actual": ["7.0.2"], "verdict": RECORDED}
 
 
 def test_a_child_s_output_goes_to_its_log_and_its_stderr_tail_is_kept(tmp_path):
@@ -143,8 +225,10 @@ def test_a_child_s_output_goes_to_its_log_and_its_stderr_tail_is_kept(tmp_path):
 def test_children_do_not_see_python_path_variables(tmp_path, monkeypatch):
     monkeypatch.setenv("PYTHONPATH", "/somewhere/else")
     log = tmp_path / "env.log"
-    Children().run([sys.executable, "-c", "import os; print(repr(os.environ.get('PYTHONPATH')), "
-                                          "os.environ['PYTHONNOUSERSITE'])"], log)
+    Children().run(
+        [sys.executable, "-c", "import os; print(repr(os.environ.get('PYTHONPATH')), os.environ['PYTHONNOUSERSITE'])"],
+        log,
+    )
     assert "None 1" in log.read_text()
 
 
@@ -152,14 +236,17 @@ def test_stopping_ends_a_child_and_the_processes_it_started(tmp_path):
     """The child starts a grandchild in its own process group (as harness run starts a SecantusDB daemon)."""
     children = Children()
     pids = tmp_path / "pids"
-    code = ("import subprocess, sys, time\n"
-            "grandchild = subprocess.Popen([sys.executable, '-c', 'import signal, time; "
-            "signal.signal(signal.SIGINT, signal.SIG_IGN); time.sleep(60)'])\n"
-            f"open({str(pids)!r}, 'w').write(str(grandchild.pid))\n"
-            "time.sleep(60)\n")
+    code = (
+        "import subprocess, sys, time\n"
+        "grandchild = subprocess.Popen([sys.executable, '-c', 'import signal, time; "
+        "signal.signal(signal.SIGINT, signal.SIG_IGN); time.sleep(60)'])\n"
+        f"open({str(pids)!r}, 'w').write(str(grandchild.pid))\n"
+        "time.sleep(60)\n"
+    )
     outcome = {}
-    worker = threading.Thread(target=lambda: outcome.update(f=children.run([sys.executable, "-c", code],
-                                                                           tmp_path / "r.log")))
+    worker = threading.Thread(
+        target=lambda: outcome.update(f=children.run([sys.executable, "-c", code], tmp_path / "r.log"))
+    )
     worker.start()
     for _ in range(200):
         if pids.exists() and pids.read_text():
@@ -183,10 +270,20 @@ def test_stopping_ends_a_child_and_the_processes_it_started(tmp_path):
 
 
 def _cell(status: str, verdict: str = OK, failure: dict | None = None) -> dict:
-    repeat = {"repeat": 1, "status": status, "counts": {"passed": 4, "skipped": 1}, "seconds": 2.0,
-              "versions": {"driver": {"verdict": verdict}}, "failure": failure}
-    return {"id": f"cell-{status}-{verdict}", "env": {"build_s": 3.0, "cached": False}, "failure": None,
-            "repeats": [repeat]}
+    repeat = {
+        "repeat": 1,
+        "status": status,
+        "counts": {"passed": 4, "skipped": 1},
+        "seconds": 2.0,
+        "versions": {"driver": {"verdict": verdict}},
+        "failure": failure,
+    }
+    return {
+        "id": f"cell-{status}-{verdict}",
+        "env": {"build_s": 3.0, "cached": False},
+        "failure": None,
+        "repeats": [repeat],
+    }
 
 
 def test_the_exit_status_and_the_summary_table():
@@ -195,8 +292,14 @@ def test_the_exit_status_and_the_summary_table():
     assert exit_status({"cells": [_cell("done", MISMATCH)]}) == 1
     assert exit_status({"cells": [_cell("done", UNVERIFIED)]}) == 1
     assert exit_status({"cells": [_cell("pending")]}) == 1
-    header, done, failed = summary_lines({"cells": [
-        _cell("done"), _cell("failed", failure={"stage": "run", "reason": "Traceback\n  ...\nValueError: bad"})]})
+    header, done, failed = summary_lines(
+        {
+            "cells": [
+                _cell("done"),
+                _cell("failed", failure={"stage": "run", "reason": "Traceback\n  ...\nValueError: bad"}),
+            ]
+        }
+    )
     assert header.split() == ["cell", "status", "passed", "failed", "error", "skipped", "runs", "versions", "seconds"]
     assert done.split() == ["cell-done-ok", "done", "4", "0", "0", "1", "1/1", "ok", "5.0"]
     assert failed.split()[:2] == ["cell-failed-ok", "failed"] and failed.endswith("run: ValueError: bad")

@@ -8,13 +8,25 @@ import pytest
 
 from faults.failpoints.plugin import driver_facing_address
 from harness.targets import connection_strings
-from harness.targets.connection_strings import ConnectionStringError, ParsedUri, first_host, parse, redact, with_single_host
+from harness.targets.connection_strings import (
+    ConnectionStringError,
+    ParsedUri,
+    first_host,
+    parse,
+    redact,
+    with_single_host,
+)
 
 
 def test_parse_keeps_credentials_hosts_path_and_options():
     parsed = parse("mongodb://u:p@127.0.0.1:5000,[::1]:27018,db.invalid/admin?replicaSet=rs0&w=majority")
-    assert parsed == ParsedUri("mongodb", "u:p", ("127.0.0.1:5000", "[::1]:27018", "db.invalid:27017"), "admin",
-                               (("replicaSet", "rs0"), ("w", "majority")))
+    assert parsed == ParsedUri(
+        "mongodb",
+        "u:p",
+        ("127.0.0.1:5000", "[::1]:27018", "db.invalid:27017"),
+        "admin",
+        (("replicaSet", "rs0"), ("w", "majority")),
+    )
     with pytest.raises(AttributeError):
         parsed.scheme = "other"  # type: ignore[misc]
 
@@ -74,14 +86,21 @@ def test_srv_is_never_resolved(monkeypatch):
         with_single_host(srv, "127.0.0.1:5000")
 
 
-@pytest.mark.parametrize("uri, expected", [
-    ("mongodb://127.0.0.1:27017/", "mongodb://127.0.0.1:5000/?directConnection=true"),
-    ("mongodb://u:p@db.invalid:27018/admin?replicaSet=rs0&directConnection=false&DIRECTCONNECTION=false",
-     "mongodb://u:p@127.0.0.1:5000/admin?replicaSet=rs0&directConnection=true"),
-    ("mongodb://lb.invalid/?loadBalanced=true", "mongodb://127.0.0.1:5000/?loadBalanced=true"),
-    ("mongodb://lb.invalid/?LOADBALANCED=TRUE&directConnection=false",
-     "mongodb://127.0.0.1:5000/?LOADBALANCED=TRUE&directConnection=false"),
-])
+@pytest.mark.parametrize(
+    "uri, expected",
+    [
+        ("mongodb://127.0.0.1:27017/", "mongodb://127.0.0.1:5000/?directConnection=true"),
+        (
+            "mongodb://u:p@db.invalid:27018/admin?replicaSet=rs0&directConnection=false&DIRECTCONNECTION=false",
+            "mongodb://u:p@127.0.0.1:5000/admin?replicaSet=rs0&directConnection=true",
+        ),
+        ("mongodb://lb.invalid/?loadBalanced=true", "mongodb://127.0.0.1:5000/?loadBalanced=true"),
+        (
+            "mongodb://lb.invalid/?LOADBALANCED=TRUE&directConnection=false",
+            "mongodb://127.0.0.1:5000/?LOADBALANCED=TRUE&directConnection=false",
+        ),
+    ],
+)
 def test_with_single_host(uri, expected):
     assert with_single_host(uri, "127.0.0.1:5000") == expected
 
@@ -95,33 +114,39 @@ def test_load_balanced_gets_no_direct_connection():
     assert "directconnection" not in out.lower()
 
 
-@pytest.mark.parametrize("uri, expected", [
-    ("mongodb://u:secret@127.0.0.1:27017/", "mongodb://u:***@127.0.0.1:27017/"),
-    ("mongodb://u:se%40cr:et@127.0.0.1/db?authSource=admin", "mongodb://u:***@127.0.0.1/db?authSource=admin"),
-    ("mongodb+srv://u:secret@cluster.invalid/", "mongodb+srv://u:***@cluster.invalid/"),
-    ("mongodb://u:secret@127.0.0.1?w=1", "mongodb://u:***@127.0.0.1?w=1"),
-    ("mongodb://onlyuser@127.0.0.1/", "mongodb://onlyuser@127.0.0.1/"),
-    ("mongodb://127.0.0.1/?password=x", "mongodb://127.0.0.1/?password=x"),
-    ("not a uri", "not a uri"),
-])
+@pytest.mark.parametrize(
+    "uri, expected",
+    [
+        ("mongodb://u:secret@127.0.0.1:27017/", "mongodb://u:***@127.0.0.1:27017/"),
+        ("mongodb://u:se%40cr:et@127.0.0.1/db?authSource=admin", "mongodb://u:***@127.0.0.1/db?authSource=admin"),
+        ("mongodb+srv://u:secret@cluster.invalid/", "mongodb+srv://u:***@cluster.invalid/"),
+        ("mongodb://u:secret@127.0.0.1?w=1", "mongodb://u:***@127.0.0.1?w=1"),
+        ("mongodb://onlyuser@127.0.0.1/", "mongodb://onlyuser@127.0.0.1/"),
+        ("mongodb://127.0.0.1/?password=x", "mongodb://127.0.0.1/?password=x"),
+        ("not a uri", "not a uri"),
+    ],
+)
 def test_redaction(uri, expected):
     assert redact(uri) == expected
     assert connection_strings.redact(uri) == expected
 
 
-@pytest.mark.parametrize("bad", [
-    "http://127.0.0.1/",
-    "127.0.0.1:27017",
-    "mongodb://",
-    "mongodb://127.0.0.1:notaport/",
-    "mongodb://127.0.0.1:99999/",
-    "mongodb://127.0.0.1,,127.0.0.2/",
-    "mongodb://[::1/",
-    "mongodb://u:p@w@127.0.0.1/",
-    "mongodb://127.0.0.1?w=1",
-    "mongodb+srv://a.invalid,b.invalid/",
-    "mongodb+srv://a.invalid:27017/",
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "http://127.0.0.1/",
+        "127.0.0.1:27017",
+        "mongodb://",
+        "mongodb://127.0.0.1:notaport/",
+        "mongodb://127.0.0.1:99999/",
+        "mongodb://127.0.0.1,,127.0.0.2/",
+        "mongodb://[::1/",
+        "mongodb://u:p@w@127.0.0.1/",
+        "mongodb://127.0.0.1?w=1",
+        "mongodb+srv://a.invalid,b.invalid/",
+        "mongodb+srv://a.invalid:27017/",
+    ],
+)
 def test_bad_input_raises_connection_string_error(bad):
     with pytest.raises(ConnectionStringError) as caught:
         parse(bad)

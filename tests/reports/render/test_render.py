@@ -15,29 +15,83 @@ CELLS = ["pymongo 4.9.0 / secantusdb 0.7.0 replicaset native", "pymongo 4.10.0 /
 
 def counts(passed, failed=0, error=0, skipped=0):
     decided = passed + failed + error
-    return {"passed": passed, "failed": failed, "error": error, "skipped": skipped, "decided": decided,
-            "verdicts": decided + skipped, "runs": 1, "pass_rate": passed / decided if decided else None}
+    return {
+        "passed": passed,
+        "failed": failed,
+        "error": error,
+        "skipped": skipped,
+        "decided": decided,
+        "verdicts": decided + skipped,
+        "runs": 1,
+        "pass_rate": passed / decided if decided else None,
+    }
 
 
 def small_tables() -> dict[str, TableRows]:
-    cell_tests = [dict(cell=c, test_id=t, status=s, **counts(*n))
-                  for c, t, s, n in [(CELLS[0], "u/a::1", "pass", (1,)), (CELLS[1], "u/a::1", "pass", (1,)),
-                                     (CELLS[0], EVIL, "pass", (1,)), (CELLS[1], EVIL, "flaky", (1, 1)),
-                                     (CELLS[0], "u/b::2", "fail", (0, 1)), (CELLS[1], "u/b::2", "fail", (0, 1))]]
+    cell_tests = [
+        dict(cell=c, test_id=t, status=s, **counts(*n))
+        for c, t, s, n in [
+            (CELLS[0], "u/a::1", "pass", (1,)),
+            (CELLS[1], "u/a::1", "pass", (1,)),
+            (CELLS[0], EVIL, "pass", (1,)),
+            (CELLS[1], EVIL, "flaky", (1, 1)),
+            (CELLS[0], "u/b::2", "fail", (0, 1)),
+            (CELLS[1], "u/b::2", "fail", (0, 1)),
+        ]
+    ]
     return {
         "cells": TableRows([dict(cell=CELLS[0], **counts(2)), dict(cell=CELLS[1], **counts(1, 2))], 2),
         "cell_tests": TableRows(cell_tests, 6),
-        "transitions": TableRows([{"change": "regression", "axis": "driver_version", "context": "pymongo / x",
-                                   "test_id": "u/a::1", "previous_version": "4.9.0", "version": "4.10.0",
-                                   "status": "fail", "message": "code 280 (ChangeStreamFatalError): & <boom>"}], 1),
-        "flakiness": TableRows([{"cell": CELLS[1], "test_id": EVIL, "runs": 2, "failures": 1, "flake_rate": 0.5,
-                                 "transitions": 1, "wilson_low": 0.09, "wilson_high": 0.91, "classification": "flaky",
-                                 "message": "timeout"}], 1),
-        "runs": TableRows([{"run_id": f"r{n}", "started_at": datetime(2026, 1, 5, 10, n), "cell": CELLS[n % 2],
-                            "cell_label": None, "repeat": None, "sources": "jsonl", **counts(3 - n, n)}
-                           for n in range(3)], 3),
-        "input_problems": TableRows([{"file": "/r/bad.jsonl", "problem": "malformed line", "lines": 2,
-                                      "example": '{"torn'}], 1),
+        "transitions": TableRows(
+            [
+                {
+                    "change": "regression",
+                    "axis": "driver_version",
+                    "context": "pymongo / x",
+                    "test_id": "u/a::1",
+                    "previous_version": "4.9.0",
+                    "version": "4.10.0",
+                    "status": "fail",
+                    "message": "code 280 (ChangeStreamFatalError): & <boom>",
+                }
+            ],
+            1,
+        ),
+        "flakiness": TableRows(
+            [
+                {
+                    "cell": CELLS[1],
+                    "test_id": EVIL,
+                    "runs": 2,
+                    "failures": 1,
+                    "flake_rate": 0.5,
+                    "transitions": 1,
+                    "wilson_low": 0.09,
+                    "wilson_high": 0.91,
+                    "classification": "flaky",
+                    "message": "timeout",
+                }
+            ],
+            1,
+        ),
+        "runs": TableRows(
+            [
+                {
+                    "run_id": f"r{n}",
+                    "started_at": datetime(2026, 1, 5, 10, n),
+                    "cell": CELLS[n % 2],
+                    "cell_label": None,
+                    "repeat": None,
+                    "sources": "jsonl",
+                    **counts(3 - n, n),
+                }
+                for n in range(3)
+            ],
+            3,
+        ),
+        "input_problems": TableRows(
+            [{"file": "/r/bad.jsonl", "problem": "malformed line", "lines": 2, "example": '{"torn'}], 1
+        ),
     }
 
 
@@ -70,7 +124,6 @@ def test_the_heat_map_has_one_square_per_test_and_cell_coloured_by_status(tmp_pa
 
 def test_headline_figures_come_from_the_tables(tmp_path):
     page = render_report(small_tables(), tmp_path / "report.html").read_text()
-    figures = dict((label, value) for value, label in re.findall(r'<div class="figure"><b>([^<]+)</b><span>([^<]+)',
-                                                                 page))
+    figures = {label: value for value, label in re.findall(r'<div class="figure"><b>([^<]+)</b><span>([^<]+)', page)}
     assert figures["pass rate"] == "60.0%" and figures["regressions"] == "1" and figures["flaky tests"] == "1"
     assert figures["input problems"] == "1" and figures["cells"] == "2"

@@ -8,15 +8,14 @@ where it must not be, a default sent that must not be.
 
 from __future__ import annotations
 
-from tests.paths import REPO
 import functools
-from pathlib import Path
 
 import pytest
 import yaml
 from pymongo import change_stream_shared
 
 from harness.formats.loaders import load_paths
+from tests.paths import REPO
 
 SUPPLEMENTARY = REPO / "specs" / "scenarios" / "supplementary"
 DRIVER_RULES = REPO / "specs" / "coverage" / "change-streams-rules.yml"
@@ -78,19 +77,28 @@ def _start_at_operation_time_always(options, stream):
     """Every new stream pinned to an operation time the caller never gave."""
     from bson.timestamp import Timestamp
 
-    return options if {"resumeAfter", "startAfter"} & set(options) else {"startAtOperationTime": Timestamp(1, 1),
-                                                                         **options}
+    return (
+        options
+        if {"resumeAfter", "startAfter"} & set(options)
+        else {"startAtOperationTime": Timestamp(1, 1), **options}
+    )
 
 
 #: breakage -> (the rule whose scenarios must catch it, the pymongo method patched, how it changes the options)
 BROKEN = {
     "maxAwaitTimeMS never on getMore": ("CS-OPT-MAXAWAIT", "_command_options", _without("maxAwaitTimeMS")),
     "maxAwaitTimeMS on the aggregate": ("CS-OPT-MAXAWAIT", "_command_options", _max_time_on_the_aggregate),
-    "fullDocument: default always sent": ("CS-OPT-FULLDOC", "_change_stream_options",
-                                          _unasked("fullDocument", "default")),
+    "fullDocument: default always sent": (
+        "CS-OPT-FULLDOC",
+        "_change_stream_options",
+        _unasked("fullDocument", "default"),
+    ),
     "startAtOperationTime unasked": ("CS-OPT-DEFAULTS", "_change_stream_options", _start_at_operation_time_always),
-    "updateLookup by default": ("SRV-UPDATE-DEFAULT", "_change_stream_options",
-                                _unasked("fullDocument", "updateLookup")),
+    "updateLookup by default": (
+        "SRV-UPDATE-DEFAULT",
+        "_change_stream_options",
+        _unasked("fullDocument", "updateLookup"),
+    ),
     "batchSize dropped": ("CS-OPT-BATCHSIZE", "_command_options", _without("batchSize")),
     "batchSize sent unasked": ("CS-OPT-BATCHSIZE", "_command_options", _unasked("batchSize", 101)),
 }
@@ -129,9 +137,12 @@ def test_every_rule_a_scenario_names_is_catalogued():
 
 def test_every_rule_a_scenario_names_has_a_breakage_that_fails_it():
     """No rule is claimed by a scenario unless some broken driver or server is shown to fail that scenario."""
-    from tests.specs.scenarios import test_supplementary_api as api, test_supplementary_gaps as gaps
-    from tests.specs.scenarios import test_supplementary_resume as resume, test_supplementary_shaped as shaped
-    from tests.specs.scenarios.test_supplementary_server import BROKEN_SERVER, PROVEN_APART as SERVER_PROVEN_APART
+    from tests.specs.scenarios import test_supplementary_api as api
+    from tests.specs.scenarios import test_supplementary_gaps as gaps
+    from tests.specs.scenarios import test_supplementary_resume as resume
+    from tests.specs.scenarios import test_supplementary_shaped as shaped
+    from tests.specs.scenarios.test_supplementary_server import BROKEN_SERVER
+    from tests.specs.scenarios.test_supplementary_server import PROVEN_APART as SERVER_PROVEN_APART
 
     tables = (BROKEN, resume.BROKEN_DRIVER, api.BROKEN_API, BROKEN_SERVER, gaps.BROKEN_GAPS, shaped.BROKEN_SHAPED)
     proven = {rule for table in tables for rules, *_ in table.values() for rule in rules.split(", ")}

@@ -24,7 +24,7 @@ from pymongo.read_concern import ReadConcern
 from pymongo.synchronous import change_stream as sync_change_stream
 from pymongo.synchronous.collection import Collection
 
-from tests.specs.scenarios.test_supplementary import assert_rule_fails, scenarios_of
+from tests.specs.scenarios.test_supplementary import assert_rule_fails
 
 ChangeStream = sync_change_stream.ChangeStream
 AnyChangeStream = change_stream_shared._AgnosticChangeStream
@@ -173,8 +173,10 @@ def _plain_aggregate_resumes(mp: pytest.MonkeyPatch) -> None:
 #: breakage -> (the rules (ids joined by ", ") whose scenarios must catch it, the patch)
 BROKEN_API: dict[str, tuple[str, Breakage]] = {
     "unknown fullDocument refused": ("CS-OPT-FULLDOC-UNKNOWN", _refusing(_unknown_full_document)),
-    "unknown fullDocumentBeforeChange refused": ("CS-OPT-FULLDOCBC-UNKNOWN",
-                                                 _refusing(_unknown_full_document_before_change)),
+    "unknown fullDocumentBeforeChange refused": (
+        "CS-OPT-FULLDOCBC-UNKNOWN",
+        _refusing(_unknown_full_document_before_change),
+    ),
     "collection read concern dropped": ("CS-API-READCONCERN", _read_concern(ReadConcern())),
     "majority read concern forced": ("CS-API-READCONCERN", _read_concern(ReadConcern("majority"))),
     "read concern checked by the driver": ("CS-API-READCONCERN-NOTHROW", _refusing(_not_majority)),

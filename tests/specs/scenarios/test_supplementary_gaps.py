@@ -17,7 +17,6 @@ client-side timeout cleared, the way a driver that forgot to carry its deadline 
 
 from __future__ import annotations
 
-from tests.paths import REPO
 import contextvars
 import functools
 import inspect
@@ -36,6 +35,7 @@ from pymongo.synchronous.mongo_client import MongoClient
 
 import prose_tests
 from harness.formats.loaders import load_paths
+from tests.paths import REPO
 
 SUPPLEMENTARY = REPO / "specs" / "scenarios" / "supplementary"
 MY_FILES = (SUPPLEMENTARY / "timeouts.yml", SUPPLEMENTARY / "resume-points.yml")
@@ -127,22 +127,41 @@ def _kill_in_admin(mp: pytest.MonkeyPatch) -> None:
 #: message that says it failed for that reason, the patch)
 BROKEN_GAPS: dict[str, tuple[str, str, str, Breakage]] = {
     "watch ignores the timeout": (
-        "CS-CURSOR-TIMEOUTS", "CS-CURSOR-TIMEOUTS: timeoutMS bounds the aggregate", "but returned <",
-        _ignores_timeout("_initialize_cursor")),
+        "CS-CURSOR-TIMEOUTS",
+        "CS-CURSOR-TIMEOUTS: timeoutMS bounds the aggregate",
+        "but returned <",
+        _ignores_timeout("_initialize_cursor"),
+    ),
     "try_next ignores the timeout": (
-        "CS-CURSOR-TIMEOUTS", "CS-CURSOR-TIMEOUTS: the stream's timeoutMS bounds an iteration", "but returned null",
-        _ignores_timeout("try_next")),
+        "CS-CURSOR-TIMEOUTS",
+        "CS-CURSOR-TIMEOUTS: the stream's timeoutMS bounds an iteration",
+        "but returned null",
+        _ignores_timeout("try_next"),
+    ),
     "try_next ignores the timeout (so does its resume)": (
-        "CS-CURSOR-TIMEOUTS", "CS-CURSOR-TIMEOUTS: a resume inside an iteration", "code 280",
-        _ignores_timeout("try_next")),
+        "CS-CURSOR-TIMEOUTS",
+        "CS-CURSOR-TIMEOUTS: a resume inside an iteration",
+        "code 280",
+        _ignores_timeout("try_next"),
+    ),
     "resume ignores the timeout": (
-        "CS-CURSOR-TIMEOUTS", "CS-CURSOR-TIMEOUTS: a resume inside an iteration", "code 280",
-        _ignores_timeout("_resume")),
+        "CS-CURSOR-TIMEOUTS",
+        "CS-CURSOR-TIMEOUTS: a resume inside an iteration",
+        "code 280",
+        _ignores_timeout("_resume"),
+    ),
     "resume gets a fresh timeout": (
-        "CS-CURSOR-TIMEOUTS", "CS-CURSOR-TIMEOUTS: a resume inside an iteration", "code 280",
-        _resume_with_a_fresh_timeout),
-    "old cursor left open on resume": ("CS-KILL-RESUME", "CS-KILL-RESUME:", 'expected "killCursors", got "getMore"',
-                                       _old_cursor_left_open),
+        "CS-CURSOR-TIMEOUTS",
+        "CS-CURSOR-TIMEOUTS: a resume inside an iteration",
+        "code 280",
+        _resume_with_a_fresh_timeout,
+    ),
+    "old cursor left open on resume": (
+        "CS-KILL-RESUME",
+        "CS-KILL-RESUME:",
+        'expected "killCursors", got "getMore"',
+        _old_cursor_left_open,
+    ),
     "old cursor killed in admin": ("CS-KILL-RESUME", "CS-KILL-RESUME:", 'got "admin"', _kill_in_admin),
 }
 
@@ -180,8 +199,9 @@ class _NoTimeout:
 
 
 # -- no false alarms: skipping a SHOULD fails only the scenarios traced to that SHOULD ----------------
-def test_a_driver_that_never_kills_the_old_cursor_fails_only_the_scenario_of_that_recommendation(embedded_run,
-                                                                                                monkeypatch):
+def test_a_driver_that_never_kills_the_old_cursor_fails_only_the_scenario_of_that_recommendation(
+    embedded_run, monkeypatch
+):
     """Killing the old cursor on a resume is a SHOULD (CS-KILL-RESUME): a driver that skips it may fail the
     scenario traced to that SHOULD and no other (CS-RESUME-SESSION once failed it by listing the kill)."""
     from harness.formats.rule_traces import load_traces
@@ -191,8 +211,11 @@ def test_a_driver_that_never_kills_the_old_cursor_fails_only_the_scenario_of_tha
     _old_cursor_left_open(monkeypatch)
     after = {test.test_id: embedded_run.verdict(test).outcome for test in scenarios(SUPPLEMENTARY)}
     changed = {test_id for test_id in after if after[test_id] != before[test_id]}
-    should_kill = {trace.test for trace in load_traces().tests if any(
-        a.rule == "CS-KILL-RESUME" and a.level == "SHOULD" and a.role == "check" for a in trace.asserts)}
+    should_kill = {
+        trace.test
+        for trace in load_traces().tests
+        if any(a.rule == "CS-KILL-RESUME" and a.level == "SHOULD" and a.role == "check" for a in trace.asserts)
+    }
     assert should_kill and changed == should_kill, sorted(changed ^ should_kill)
     assert all(after[test_id] == "failed" for test_id in changed)
 
@@ -225,14 +248,18 @@ def test_prose_17_passes_and_fails_for_an_operation_time_beside_start_after(embe
 
 # -- CS-OPT-EXCLUSIVE: pymongo 4.20 sends one start point of two ------------------------------------
 _WATCH_PARAMETERS = inspect.signature(AnyChangeStream.__init__)
-_START_ARGUMENTS = {"resume_after": "resumeAfter", "start_after": "startAfter",
-                    "start_at_operation_time": "startAtOperationTime"}
+_START_ARGUMENTS = {
+    "resume_after": "resumeAfter",
+    "start_after": "startAfter",
+    "start_at_operation_time": "startAtOperationTime",
+}
 
 
 def _given_start_points(args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
     bound = _WATCH_PARAMETERS.bind(*args, **kwargs)
-    return {name: bound.arguments[arg] for arg, name in _START_ARGUMENTS.items()
-            if bound.arguments.get(arg) is not None}
+    return {
+        name: bound.arguments[arg] for arg, name in _START_ARGUMENTS.items() if bound.arguments.get(arg) is not None
+    }
 
 
 def _passes_start_points_as_given(mp: pytest.MonkeyPatch) -> None:

@@ -20,7 +20,6 @@ The other CS-RESUME-NONRESUMABLE scenario uses NetworkTimeout (89).
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable
 from typing import Any
 
@@ -129,8 +128,11 @@ def _stale_token(mp: pytest.MonkeyPatch) -> None:
 def _pipeline_lost_on_resume(mp: pytest.MonkeyPatch) -> None:
     """A resume sends only the ``$changeStream`` stage, not the user's pipeline."""
     original = AnyChangeStream._aggregation_pipeline
-    mp.setattr(AnyChangeStream, "_aggregation_pipeline",
-               lambda self: original(self)[:1] if self._resume_token is not None else original(self))
+    mp.setattr(
+        AnyChangeStream,
+        "_aggregation_pipeline",
+        lambda self: original(self)[:1] if self._resume_token is not None else original(self),
+    )
 
 
 def _post_batch_resume_token_ignored(mp: pytest.MonkeyPatch) -> None:
@@ -248,11 +250,14 @@ def _operation_time_on_resume(options: dict[str, Any], stream: Any) -> dict[str,
 #: breakage -> (the rules (ids joined by ", ") whose scenarios must catch it, the patch)
 BROKEN_DRIVER: dict[str, tuple[str, Breakage]] = {
     "never resumes": ("CS-RESUME-ATTEMPT, CS-ERR-LABEL", _resumable_as(lambda exc, real: False)),
-    "network errors not resumable": ("CS-ERR-NETWORK",
-                                     _resumable_as(lambda exc, real: real and not isinstance(exc, ConnectionFailure))),
-    "CursorNotFound needs the label": ("CS-ERR-CURSORNOTFOUND",
-                                       _resumable_as(lambda exc, real: real if not isinstance(exc, CursorNotFound)
-                                                     else _label_only(exc, real))),
+    "network errors not resumable": (
+        "CS-ERR-NETWORK",
+        _resumable_as(lambda exc, real: real and not isinstance(exc, ConnectionFailure)),
+    ),
+    "CursorNotFound needs the label": (
+        "CS-ERR-CURSORNOTFOUND",
+        _resumable_as(lambda exc, real: real if not isinstance(exc, CursorNotFound) else _label_only(exc, real)),
+    ),
     "every error resumed": ("CS-RESUME-NONRESUMABLE", _resumable_as(lambda exc, real: True)),
     "pre-4.4 code allow list on 4.4+": ("CS-ERR-LABEL, CS-RESUME-NONRESUMABLE", _resumable_as(_code_allow_list_too)),
     "aggregate errors resumed": ("CS-ERR-AGGREGATE", _aggregate_resumed),
@@ -265,7 +270,10 @@ BROKEN_DRIVER: dict[str, tuple[str, Breakage]] = {
     "resume drops fullDocument": ("CS-RESUME-STEPS", _options(_full_document_lost_on_resume)),
     "postBatchResumeToken ignored": ("CS-TOKEN-CACHE-PBRT-EMPTY", _post_batch_resume_token_ignored),
     "empty-batch token forgotten": ("CS-TOKEN-CACHE-PBRT-EMPTY", _options(_token_forgotten)),
-    "startAtOperationTime kept on resume": ("CS-RESUME-RESUMEAFTER-DROPOPTIME", _options(_start_at_operation_time_kept)),
+    "startAtOperationTime kept on resume": (
+        "CS-RESUME-RESUMEAFTER-DROPOPTIME",
+        _options(_start_at_operation_time_kept),
+    ),
     "maxAwaitTimeMS lost on resume": ("CS-OPT-MAXAWAIT", _lost_on_resume("_max_await_time_ms")),
     "comment lost on resume": ("CS-OPT-COMMENT-GETMORE, CS-OPT-AGGREGATE", _lost_on_resume("_comment")),
     "comment not on getMore": ("CS-OPT-COMMENT-GETMORE", _comment_not_on_get_more),

@@ -46,8 +46,9 @@ def _with_options(**forced: Any) -> Breakage:
 
     def apply(mp: pytest.MonkeyPatch) -> None:
         original = changestreams.project
-        mp.setattr(changestreams, "project", lambda seq, entry, **options: original(seq, entry,
-                                                                                   **{**options, **forced}))
+        mp.setattr(
+            changestreams, "project", lambda seq, entry, **options: original(seq, entry, **{**options, **forced})
+        )
 
     return apply
 
@@ -85,8 +86,9 @@ def _cursor_doc(change: Callable[[Any, tuple, dict[str, Any]], dict[str, Any]]) 
 
     def apply(mp: pytest.MonkeyPatch) -> None:
         original = secantus_commands._change_stream_cursor_doc
-        mp.setattr(secantus_commands, "_change_stream_cursor_doc",
-                   lambda *args, **kwargs: change(original, args, kwargs))
+        mp.setattr(
+            secantus_commands, "_change_stream_cursor_doc", lambda *args, **kwargs: change(original, args, kwargs)
+        )
 
     return apply
 
@@ -184,15 +186,18 @@ def _second_stage_refused(mp: pytest.MonkeyPatch) -> None:
 
     def aggregate(doc: Any, ctx: Any, coll: Any, pipeline: list[dict[str, Any]], batch_size: int) -> dict[str, Any]:
         if any("$changeStream" in stage for stage in pipeline[1:]):
-            return {"ok": 0.0, "errmsg": "$changeStream is only valid as the first stage in a pipeline",
-                    "code": 40602, "codeName": "Location40602"}
+            return {
+                "ok": 0.0,
+                "errmsg": "$changeStream is only valid as the first stage in a pipeline",
+                "code": 40602,
+                "codeName": "Location40602",
+            }
         return original(doc, ctx, coll, pipeline, batch_size)
 
     mp.setattr(secantus_commands, "_aggregate_change_stream", aggregate)
 
 
-def test_secantusdb_accepts_a_second_change_stream_stage_and_a_server_that_refuses_it_passes(embedded_run,
-                                                                                         monkeypatch):
+def test_secantusdb_accepts_a_second_change_stream_stage_and_a_server_that_refuses_it_passes(embedded_run, monkeypatch):
     """The deviation, pinned: as shipped the scenario fails (a fix shows up here and as an unexpected pass);
     with the stage refused, as the rule says, it passes."""
     from tests.specs.scenarios.test_supplementary import scenarios_of

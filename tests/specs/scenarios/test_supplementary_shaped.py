@@ -27,7 +27,6 @@ checkable, and no scenario asserts anything about that reply.)
 
 from __future__ import annotations
 
-from tests.paths import REPO
 import contextvars
 from collections.abc import Callable
 from pathlib import Path
@@ -39,6 +38,7 @@ from pymongo.errors import ConnectionFailure, CursorNotFound, InvalidOperation, 
 from pymongo.synchronous import change_stream as sync_change_stream
 
 from harness.formats.loaders import load_file
+from tests.paths import REPO
 
 ChangeStream = sync_change_stream.ChangeStream
 SCENARIOS = REPO / "specs" / "scenarios"
@@ -100,9 +100,14 @@ def topology_wire_version(mp: pytest.MonkeyPatch) -> None:
 
 def any_error_on_old_connections(mp: pytest.MonkeyPatch) -> None:
     """Every server error resumable below wire version 9 (the code table ignored)."""
-    mp.setattr(sync_change_stream, "_resumable", lambda exc: (
-        isinstance(exc, OperationFailure) and (exc._max_wire_version or 0) < 9) or
-        _by_wire_version(exc._max_wire_version, exc))
+    mp.setattr(
+        sync_change_stream,
+        "_resumable",
+        lambda exc: (
+            (isinstance(exc, OperationFailure) and (exc._max_wire_version or 0) < 9)
+            or _by_wire_version(exc._max_wire_version, exc)
+        ),
+    )
 
 
 def supports_wire_version_8(mp: pytest.MonkeyPatch, run) -> None:
@@ -131,8 +136,7 @@ def test_a_driver_that_judges_by_the_connections_wire_version_passes(embedded_ru
     assert all(v.outcome == "passed" for v in results.values()), {n: v.message for n, v in results.items()}
 
 
-@pytest.mark.parametrize("breakage", [topology_wire_version, any_error_on_old_connections],
-                         ids=lambda b: b.__name__)
+@pytest.mark.parametrize("breakage", [topology_wire_version, any_error_on_old_connections], ids=lambda b: b.__name__)
 def test_a_driver_that_breaks_the_wire_version_rules_fails(embedded_run, monkeypatch, breakage):
     supports_wire_version_8(monkeypatch, embedded_run)
     breakage(monkeypatch)
@@ -150,8 +154,7 @@ def test_the_topology_lookup_fails_every_rule_it_breaks(embedded_run, monkeypatc
 
 
 def test_a_driver_that_supports_no_such_server_is_skipped_with_the_reason(embedded_run, monkeypatch):
-    monkeypatch.setattr(type(embedded_run.driver), "min_wire_version", common.MIN_SUPPORTED_WIRE_VERSION,
-                        raising=False)
+    monkeypatch.setattr(type(embedded_run.driver), "min_wire_version", common.MIN_SUPPORTED_WIRE_VERSION, raising=False)
     for verdict in outcomes(embedded_run, scenarios(WIRE_VERSION)).values():
         assert verdict.outcome == "skipped", verdict.message
         assert f"supports no server below wire version {common.MIN_SUPPORTED_WIRE_VERSION}" in verdict.message
@@ -179,8 +182,8 @@ def test_the_missing_token_message_passes_as_shipped_and_fails_when_bland(embedd
     assert verdict.outcome == "failed" and "resume token" in verdict.message, verdict.message
 
 
-#: For tests/specs/scenarios/test_supplementary.py's check that every rule a scenario names has a breakage that fails it:
-#: the breakage of each rule these scenarios name, as the tests above show it.
+#: For tests/specs/scenarios/test_supplementary.py's check that every rule a scenario names has a breakage that
+#: fails it: the breakage of each rule these scenarios name, as the tests above show it.
 BROKEN_SHAPED: dict[str, tuple[str, Patch]] = {
     "wire version looked up in the topology": ("CS-ERR-WIREVERSION, CS-ERR-NOLATEWIRE", topology_wire_version),
     "label only on an old connection (pymongo 4.20)": ("CS-ERR-LEGACYCODES", lambda mp: None),

@@ -69,12 +69,17 @@ def test_event_matching_names_the_event_kind_and_field():
 
 
 # -- properties ---------------------------------------------------------------
-scalars = st.one_of(st.none(), st.booleans(), st.integers(-1000, 1000).filter(lambda i: i != 42),
-                    st.text(max_size=5).filter(lambda s: s != "42"))
+scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-1000, 1000).filter(lambda i: i != 42),
+    st.text(max_size=5).filter(lambda s: s != "42"),
+)
 documents = st.recursive(
     scalars,
-    lambda children: st.one_of(st.lists(children, max_size=4),
-                               st.dictionaries(st.text("abcxyz", min_size=1, max_size=3), children, max_size=4)),
+    lambda children: st.one_of(
+        st.lists(children, max_size=4), st.dictionaries(st.text("abcxyz", min_size=1, max_size=3), children, max_size=4)
+    ),
     max_leaves=12,
 )
 
@@ -91,8 +96,10 @@ def test_any_subset_of_a_document_matches(document, data):
     assert match(subset, document) == []
 
 
-@given(st.dictionaries(st.text("abc", min_size=1, max_size=2), st.integers(0, 100).filter(lambda i: i != 42),
-                       min_size=1), st.data())
+@given(
+    st.dictionaries(st.text("abc", min_size=1, max_size=2), st.integers(0, 100).filter(lambda i: i != 42), min_size=1),
+    st.data(),
+)
 def test_changing_one_value_is_reported_at_its_key(document, data):
     key = data.draw(st.sampled_from(sorted(document)))
     actual = {**document, key: document[key] + 1}

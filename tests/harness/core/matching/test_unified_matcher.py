@@ -87,13 +87,31 @@ def test_exists() -> None:
     assert not ok({"a": {"$$exists": False}}, {"a": 1})
 
 
-@pytest.mark.parametrize(("value", "name"), [
-    (1.5, "double"), ("s", "string"), ({"a": 1}, "object"), ([1], "array"), (Binary(b"x", 4), "binData"),
-    (b"x", "binData"), (ObjectId(), "objectId"), (True, "bool"), (datetime.datetime(2020, 1, 1), "date"),
-    (None, "null"), (Regex("a"), "regex"), (Code("f"), "javascript"), (Code("f", {"a": 1}), "javascriptWithScope"),
-    (1, "int"), (2**40, "long"), (Int64(1), "long"), (Timestamp(1, 1), "timestamp"), (Decimal128("1"), "decimal"),
-    (MinKey(), "minKey"), (MaxKey(), "maxKey"),
-])
+@pytest.mark.parametrize(
+    ("value", "name"),
+    [
+        (1.5, "double"),
+        ("s", "string"),
+        ({"a": 1}, "object"),
+        ([1], "array"),
+        (Binary(b"x", 4), "binData"),
+        (b"x", "binData"),
+        (ObjectId(), "objectId"),
+        (True, "bool"),
+        (datetime.datetime(2020, 1, 1), "date"),
+        (None, "null"),
+        (Regex("a"), "regex"),
+        (Code("f"), "javascript"),
+        (Code("f", {"a": 1}), "javascriptWithScope"),
+        (1, "int"),
+        (2**40, "long"),
+        (Int64(1), "long"),
+        (Timestamp(1, 1), "timestamp"),
+        (Decimal128("1"), "decimal"),
+        (MinKey(), "minKey"),
+        (MaxKey(), "maxKey"),
+    ],
+)
 def test_bson_type_names(value: Any, name: str) -> None:
     assert bson_type(value) == name
     assert ok({"$$type": name}, value)
@@ -185,36 +203,44 @@ def test_assertions_the_runner_cannot_make_are_runner_errors() -> None:
 
 # -- expectError ---------------------------------------------------------------------
 UNIFIED = comparator_for("unified")
-SERVER_ERROR = ErrorInfo(message="E11000 Duplicate key", type="DuplicateKeyError", code=11000,
-                         code_name="DuplicateKey", labels=("RetryableWriteError",),
-                         details={"ok": 0, "errmsg": "E11000 Duplicate key", "code": 11000})
+SERVER_ERROR = ErrorInfo(
+    message="E11000 Duplicate key",
+    type="DuplicateKeyError",
+    code=11000,
+    code_name="DuplicateKey",
+    labels=("RetryableWriteError",),
+    details={"ok": 0, "errmsg": "E11000 Duplicate key", "code": 11000},
+)
 CLIENT_ERROR = ErrorInfo(message="connection closed", type="AutoReconnect", is_client_error=True)
 
 
-@pytest.mark.parametrize(("expected", "error", "passes"), [
-    ({"isError": True}, CLIENT_ERROR, True),
-    ({"isClientError": True}, CLIENT_ERROR, True),
-    ({"isClientError": True}, SERVER_ERROR, False),
-    ({"isClientError": False}, SERVER_ERROR, True),
-    ({"isTimeoutError": True}, SERVER_ERROR, False),
-    ({"isTimeoutError": False}, SERVER_ERROR, True),
-    ({"errorContains": "duplicate KEY"}, SERVER_ERROR, True),
-    ({"errorContains": "timeout"}, SERVER_ERROR, False),
-    ({"errorCode": 11000}, SERVER_ERROR, True),
-    ({"errorCode": 11001}, SERVER_ERROR, False),
-    ({"errorCode": 11000}, CLIENT_ERROR, False),
-    ({"errorCodeName": "duplicatekey"}, SERVER_ERROR, True),
-    ({"errorCodeName": "NotWritablePrimary"}, SERVER_ERROR, False),
-    ({"errorLabelsContain": ["RetryableWriteError"]}, SERVER_ERROR, True),
-    ({"errorLabelsContain": ["ResumableChangeStreamError"]}, SERVER_ERROR, False),
-    ({"errorLabelsOmit": ["ResumableChangeStreamError"]}, SERVER_ERROR, True),
-    ({"errorLabelsOmit": ["RetryableWriteError"]}, SERVER_ERROR, False),
-    ({"errorResponse": {"errmsg": {"$$type": "string"}}}, SERVER_ERROR, True),
-    ({"errorResponse": {"code": 1}}, SERVER_ERROR, False),
-    ({"errorResponse": {"errmsg": {"$$type": "string"}}}, CLIENT_ERROR, False),
-    ({"expectResult": {"$$unsetOrMatches": {"insertedCount": 2}}}, CLIENT_ERROR, True),
-    ({"expectResult": {"insertedCount": 2}}, CLIENT_ERROR, False),
-])
+@pytest.mark.parametrize(
+    ("expected", "error", "passes"),
+    [
+        ({"isError": True}, CLIENT_ERROR, True),
+        ({"isClientError": True}, CLIENT_ERROR, True),
+        ({"isClientError": True}, SERVER_ERROR, False),
+        ({"isClientError": False}, SERVER_ERROR, True),
+        ({"isTimeoutError": True}, SERVER_ERROR, False),
+        ({"isTimeoutError": False}, SERVER_ERROR, True),
+        ({"errorContains": "duplicate KEY"}, SERVER_ERROR, True),
+        ({"errorContains": "timeout"}, SERVER_ERROR, False),
+        ({"errorCode": 11000}, SERVER_ERROR, True),
+        ({"errorCode": 11001}, SERVER_ERROR, False),
+        ({"errorCode": 11000}, CLIENT_ERROR, False),
+        ({"errorCodeName": "duplicatekey"}, SERVER_ERROR, True),
+        ({"errorCodeName": "NotWritablePrimary"}, SERVER_ERROR, False),
+        ({"errorLabelsContain": ["RetryableWriteError"]}, SERVER_ERROR, True),
+        ({"errorLabelsContain": ["ResumableChangeStreamError"]}, SERVER_ERROR, False),
+        ({"errorLabelsOmit": ["ResumableChangeStreamError"]}, SERVER_ERROR, True),
+        ({"errorLabelsOmit": ["RetryableWriteError"]}, SERVER_ERROR, False),
+        ({"errorResponse": {"errmsg": {"$$type": "string"}}}, SERVER_ERROR, True),
+        ({"errorResponse": {"code": 1}}, SERVER_ERROR, False),
+        ({"errorResponse": {"errmsg": {"$$type": "string"}}}, CLIENT_ERROR, False),
+        ({"expectResult": {"$$unsetOrMatches": {"insertedCount": 2}}}, CLIENT_ERROR, True),
+        ({"expectResult": {"insertedCount": 2}}, CLIENT_ERROR, False),
+    ],
+)
 def test_expect_error(expected: dict[str, Any], error: ErrorInfo, passes: bool) -> None:
     found = UNIFIED.match_error(expected, error, "operations[0].expectError", Entities())
     assert (not found) == passes, found
@@ -229,33 +255,48 @@ def test_expect_error_result_is_matched_against_the_errors_partial_result() -> N
 
 
 # -- expectEvents --------------------------------------------------------------------
-STARTED = ObservedEvent("commandStartedEvent", "insert", "db", command={"insert": "c", "documents": [{"_id": 1}],
-                                                                        "lsid": LSID, "$db": "db"},
-                        server_connection_id=7)
+STARTED = ObservedEvent(
+    "commandStartedEvent",
+    "insert",
+    "db",
+    command={"insert": "c", "documents": [{"_id": 1}], "lsid": LSID, "$db": "db"},
+    server_connection_id=7,
+)
 SUCCEEDED = ObservedEvent("commandSucceededEvent", "insert", "db", reply={"ok": 1.0, "n": 1})
 FAILED = ObservedEvent("commandFailedEvent", "find", "db", failure={"ok": 0})
 
 
-@pytest.mark.parametrize(("expected", "event", "passes"), [
-    ({"commandStartedEvent": {"command": {"insert": "c"}, "commandName": "insert", "databaseName": "db"}}, STARTED, True),
-    ({"commandStartedEvent": {"command": {"insert": "c", "lsid": {"$$sessionLsid": "session0"}}}}, STARTED, True),
-    ({"commandStartedEvent": {"command": {"documents": [{"_id": 2}]}}}, STARTED, False),
-    ({"commandStartedEvent": {"command": {"documents": [{"_id": 1}, {"_id": 2}]}}}, STARTED, False),
-    ({"commandStartedEvent": {"commandName": "find"}}, STARTED, False),
-    ({"commandStartedEvent": {"databaseName": "other"}}, STARTED, False),
-    ({"commandStartedEvent": {"hasServerConnectionId": True}}, STARTED, True),
-    ({"commandStartedEvent": {"hasServerConnectionId": False}}, STARTED, False),
-    ({"commandStartedEvent": {"hasServiceId": False}}, STARTED, True),
-    ({"commandStartedEvent": {"hasServiceId": True}}, STARTED, False),
-    ({"commandSucceededEvent": {"reply": {"ok": 1, "n": 1}}}, SUCCEEDED, True),
-    ({"commandSucceededEvent": {"reply": {"ok": 1, "n": 2}}}, SUCCEEDED, False),
-    ({"commandStartedEvent": {}}, SUCCEEDED, False),
-    ({"commandFailedEvent": {"commandName": "find"}}, FAILED, True),
-    ({"commandFailedEvent": {"commandName": "insert"}}, FAILED, False),
-    ({"connectionReadyEvent": {}}, ObservedEvent("connectionReadyEvent", ""), True),
-    ({"connectionReadyEvent": {}}, ObservedEvent("connectionCreatedEvent", ""), False),
-    ({"connectionClosedEvent": {"reason": "idle"}}, ObservedEvent("connectionClosedEvent", "", reason="stale"), False),
-])
+@pytest.mark.parametrize(
+    ("expected", "event", "passes"),
+    [
+        (
+            {"commandStartedEvent": {"command": {"insert": "c"}, "commandName": "insert", "databaseName": "db"}},
+            STARTED,
+            True,
+        ),
+        ({"commandStartedEvent": {"command": {"insert": "c", "lsid": {"$$sessionLsid": "session0"}}}}, STARTED, True),
+        ({"commandStartedEvent": {"command": {"documents": [{"_id": 2}]}}}, STARTED, False),
+        ({"commandStartedEvent": {"command": {"documents": [{"_id": 1}, {"_id": 2}]}}}, STARTED, False),
+        ({"commandStartedEvent": {"commandName": "find"}}, STARTED, False),
+        ({"commandStartedEvent": {"databaseName": "other"}}, STARTED, False),
+        ({"commandStartedEvent": {"hasServerConnectionId": True}}, STARTED, True),
+        ({"commandStartedEvent": {"hasServerConnectionId": False}}, STARTED, False),
+        ({"commandStartedEvent": {"hasServiceId": False}}, STARTED, True),
+        ({"commandStartedEvent": {"hasServiceId": True}}, STARTED, False),
+        ({"commandSucceededEvent": {"reply": {"ok": 1, "n": 1}}}, SUCCEEDED, True),
+        ({"commandSucceededEvent": {"reply": {"ok": 1, "n": 2}}}, SUCCEEDED, False),
+        ({"commandStartedEvent": {}}, SUCCEEDED, False),
+        ({"commandFailedEvent": {"commandName": "find"}}, FAILED, True),
+        ({"commandFailedEvent": {"commandName": "insert"}}, FAILED, False),
+        ({"connectionReadyEvent": {}}, ObservedEvent("connectionReadyEvent", ""), True),
+        ({"connectionReadyEvent": {}}, ObservedEvent("connectionCreatedEvent", ""), False),
+        (
+            {"connectionClosedEvent": {"reason": "idle"}},
+            ObservedEvent("connectionClosedEvent", "", reason="stale"),
+            False,
+        ),
+    ],
+)
 def test_expect_events(expected: dict[str, Any], event: ObservedEvent, passes: bool) -> None:
     found = UNIFIED.match_event(expected, event, "expectEvents[0].events[0]", Entities())
     assert (not found) == passes, found

@@ -45,8 +45,10 @@ def test_started_succeeded_and_failed_events_are_kept_in_order(client_with):
     with pytest.raises(OperationFailure):
         client.apm.command("noSuchCommand")  # ok: 0 -> a failed event
     assert [(e.kind, e.command_name) for e in recorder.events] == [
-        ("commandStartedEvent", "insert"), ("commandSucceededEvent", "insert"),
-        ("commandStartedEvent", "noSuchCommand"), ("commandFailedEvent", "noSuchCommand"),
+        ("commandStartedEvent", "insert"),
+        ("commandSucceededEvent", "insert"),
+        ("commandStartedEvent", "noSuchCommand"),
+        ("commandFailedEvent", "noSuchCommand"),
     ]
     assert recorder.events[1].reply["n"] == 1 and recorder.events[3].failure
 
@@ -104,8 +106,14 @@ def test_an_older_pymongos_event_without_server_connection_id_is_observed_not_fa
     from types import SimpleNamespace
 
     recorder = CommandRecorder()
-    event = SimpleNamespace(command_name="insert", command={"insert": "c", "documents": []}, database_name="db",
-                            request_id=1, operation_id=1, service_id=None)
+    event = SimpleNamespace(
+        command_name="insert",
+        command={"insert": "c", "documents": []},
+        database_name="db",
+        request_id=1,
+        operation_id=1,
+        service_id=None,
+    )
     recorder.started(event)
     [observed] = recorder.events
     assert observed.command_name == "insert" and observed.server_connection_id is None

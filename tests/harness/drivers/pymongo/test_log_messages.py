@@ -8,7 +8,6 @@ logging makes the test ``skipped`` with the reason.
 
 from __future__ import annotations
 
-
 import pytest
 
 from harness.core.matching.log_messages import failure_is_redacted, match_log_messages
@@ -17,10 +16,8 @@ from harness.core.observations import ObservedLogMessage
 from tests.helpers import runner_file_test
 
 
-
 def _test(description: str):
     return runner_file_test("log-messages.yml", description)
-
 
 
 def test_a_wrong_level_fails(embedded_run):
@@ -64,10 +61,11 @@ def _message(text: str, **data) -> ObservedLogMessage:
 
 def test_ignored_messages_are_left_out_before_matching_in_order():
     observed = [_message("Command started"), _message("Command succeeded"), _message("Command started")]
-    expectation = LogExpectation("c", [{"level": "debug", "component": "command",
-                                        "data": {"message": "Command succeeded"}}],
-                                 ignore_messages=[{"level": "debug", "component": "command",
-                                                   "data": {"message": "Command started"}}])
+    expectation = LogExpectation(
+        "c",
+        [{"level": "debug", "component": "command", "data": {"message": "Command succeeded"}}],
+        ignore_messages=[{"level": "debug", "component": "command", "data": {"message": "Command started"}}],
+    )
     assert match_log_messages(expectation, observed, "expectLogMessages[0]") == []
     expectation.ignore_messages = []
     assert match_log_messages(expectation, observed, "expectLogMessages[0]")
