@@ -31,7 +31,7 @@ from typing import Any
 from bson import json_util
 from bson.json_util import CANONICAL_JSON_OPTIONS
 from pymongo import ReadPreference
-from pymongo.errors import PyMongoError
+from pymongo.errors import CollectionInvalid, PyMongoError
 from pymongo.read_concern import ReadConcern
 from pymongo.write_concern import WriteConcern
 
@@ -198,8 +198,7 @@ class SpecRunner:
                 context.check_alive()
                 # The specs: set-up goes through the internal client with majority write concern.
                 database = admin.get_database(data.database, write_concern=MAJORITY)
-                database.drop_collection(data.collection)
-                database.create_collection(data.collection, **data.create_options)
+                _recreate_collection(database, data.collection, data.create_options)
                 if data.documents:
                     database[data.collection].insert_many(data.documents)
         except PyMongoError as exc:
@@ -413,6 +412,27 @@ def wants_fast_heartbeats(test: SpecTest) -> bool:
 def _exact(document: Any) -> str:
     """A document for exact comparison: BSON types kept (1, 1.0, true and Int64(1) differ), key order aside."""
     return json_util.dumps(document, json_options=CANONICAL_JSON_OPTIONS, sort_keys=True)
+
+
+#: Drop-then-create attempts before a collection that keeps reappearing is a set-up error.
+_RECREATE_ATTEMPTS = 3
+
+
+def _recreate_collection(database: Any, name: str, options: dict[str, Any]) -> None:
+    """Drop and create one collection, as the formats' set-up says.
+
+    A write of the previous test that the server is still finishing (one a fail point blocked, after the
+    driver gave up on it client-side) can recreate the collection between the drop and the create; that is
+    the previous test's leftover, not this test's failure, so the pair is tried again.
+    """
+    for attempt in range(1, _RECREATE_ATTEMPTS + 1):
+        database.drop_collection(name)
+        try:
+            database.create_collection(name, **options)
+            return
+        except CollectionInvalid:  # pymongo's own "already exists", from its listCollections check
+            if attempt == _RECREATE_ATTEMPTS:
+                raise
 
 
 def _describe(headline: str, mismatches: list[Mismatch], error: ErrorInfo | None = None) -> str:

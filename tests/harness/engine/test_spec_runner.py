@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tests.helpers import legacy_tests
 
 INSERT = "      - {database: harness-selftest, collection: coll, name: insertOne, arguments: {document: {x: 1}}}\n"
@@ -180,3 +182,36 @@ def test_inapplicable_tests_are_skipped_with_the_reason(embedded_run, tmp_path):
 """,
     )
     assert verdict.outcome == "skipped" and "minServerVersion 99.0" in verdict.message
+
+
+class _ReappearingCollection:
+    """A database whose collection a lingering write of the previous test recreates ``times`` times."""
+
+    def __init__(self, times: int) -> None:
+        self.times, self.calls = times, []
+
+    def drop_collection(self, name):
+        self.calls.append(("drop", name))
+
+    def create_collection(self, name, **options):
+        from pymongo.errors import CollectionInvalid
+
+        self.calls.append(("create", name))
+        if self.times:
+            self.times -= 1
+            raise CollectionInvalid(f"collection {name} already exists")
+
+
+def test_set_up_drops_again_when_a_lingering_write_recreates_the_collection():
+    from pymongo.errors import CollectionInvalid
+
+    from harness.engine.spec_runner import _RECREATE_ATTEMPTS, _recreate_collection
+
+    database = _ReappearingCollection(times=1)
+    _recreate_collection(database, "coll", {})
+    assert database.calls == [("drop", "coll"), ("create", "coll"), ("drop", "coll"), ("create", "coll")]
+
+    always = _ReappearingCollection(times=_RECREATE_ATTEMPTS)
+    with pytest.raises(CollectionInvalid):
+        _recreate_collection(always, "coll", {})
+    assert len(always.calls) == 2 * _RECREATE_ATTEMPTS
