@@ -121,10 +121,10 @@ def _installed_data(venv: Path) -> Path:
 def test_every_package_on_disk_is_in_the_packaging_list():
     """pyproject.toml lists the packages (the data package needs a name of its own); a new one must be added."""
     tomllib = pytest.importorskip("tomllib")
-    from setuptools import find_namespace_packages
+    from setuptools import find_packages
 
     listed = set(tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
-    on_disk = set(find_namespace_packages(str(REPO), include=["harness*", "faults*", "reports*", "prose_tests*"]))
+    on_disk = set(find_packages(str(REPO), include=["harness*", "faults*", "reports*", "prose_tests*"]))
     assert on_disk - listed == set(), "add these to [tool.setuptools] packages in pyproject.toml"
     assert listed - on_disk == {DATA_PACKAGE}
 

@@ -29,6 +29,7 @@ from faults.wire.shaping import ShapingConfig, ShapingConfigError
 from faults.wire.shaping_owner import ReplyShapingOwner, owner_for
 from harness.core.errors import HarnessError, TestSkipped
 from harness.core.model import TEST_RUNNER, Operation, SpecTest
+from harness.core.ports import DriverAdapter
 
 SHAPE_REPLIES, CLEAR_REPLY_SHAPING = "shapeReplies", "clearReplyShaping"
 OPERATION_NAMES = (SHAPE_REPLIES, CLEAR_REPLY_SHAPING)
@@ -45,15 +46,15 @@ def _owner(context: Any, operation: Operation) -> ReplyShapingOwner:
     return owner
 
 
-def unsupported_wire_version(driver: Any, config: ShapingConfig) -> str | None:
+def unsupported_wire_version(driver: DriverAdapter, config: ShapingConfig) -> str | None:
     """Why the driver cannot take part (a wire version below its oldest supported one), or None."""
     least = driver.min_wire_version
     claimed = [v for v in (config.max_wire_version, config.handshake_max_wire_version) if v is not None]
     if least is None or not claimed or min(claimed) >= least:
         return None
     return (
-        f"the shaped replies claim wire version {min(claimed)}, and {getattr(driver, 'name', 'the driver')} "
-        f"{getattr(driver, 'version', '')} supports no server below wire version {least}: rules for such "
+        f"the shaped replies claim wire version {min(claimed)}, and {driver.name} "
+        f"{driver.version} supports no server below wire version {least}: rules for such "
         f"servers do not apply to it"
     )
 
@@ -65,7 +66,7 @@ def shape_replies(context: Any, operation: Operation) -> None:
         config = ShapingConfig.parse(dict(operation.arguments))
     except ShapingConfigError as exc:
         raise HarnessError(f"{where}: shapeReplies: {exc}") from exc
-    reason = unsupported_wire_version(getattr(context.runner, "driver", None), config)
+    reason = unsupported_wire_version(context.runner.driver, config)
     if reason is not None:
         raise TestSkipped(f"{where}: shapeReplies: {reason}")
     with context.guarded():  # a torn-down test must not leave shaping for the next one

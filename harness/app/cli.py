@@ -41,6 +41,10 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         "PySpark report over results files: conformance matrix, regressions, flakiness, failure clusters, HTML page",
         _report_arguments,
     )
+    builders["executor-check"] = (
+        "check a driver executor against docs/executor-protocol.md, message by message",
+        _executor_check_arguments,
+    )
     builders["coverage"] = (
         "every MUST and SHOULD of the change-streams spec and the tests that check it",
         _coverage_arguments,
@@ -61,6 +65,18 @@ def _plugin_command_arguments(command: Any) -> Any:
         add_label_argument(sub)
 
     return build
+
+
+def _executor_check_arguments(sub: argparse.ArgumentParser) -> None:
+    from harness.app.executor_check import add_arguments
+
+    add_arguments(sub)
+
+
+def command_executor_check(args: argparse.Namespace) -> int:
+    from harness.app.executor_check import command_executor_check as run_check
+
+    return run_check(args)
 
 
 def _matrix_arguments(sub: argparse.ArgumentParser) -> None:
@@ -268,6 +284,7 @@ COMMANDS = {
     "matrix": command_matrix,
     "report": command_report,
     "coverage": command_coverage,
+    "executor-check": command_executor_check,
 }
 
 

@@ -7,7 +7,7 @@ drifting defaults and help. Each option is one row of :data:`RUN_OPTIONS`;
 :func:`run_options` turns the values, however they were read, into one
 :class:`~harness.engine.run.RunOptions`.
 
-Choices that depend on plug-ins (the drivers, the fail-point modes) are
+Choices that depend on plug-ins (the fail-point modes) are
 computed when the parser is built, so importing this module stays cheap.
 """
 
@@ -18,12 +18,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-
-def _drivers() -> list[str]:
-    from harness.app.compose import plugins
-
-    return sorted(plugins().drivers)
 
 
 def _failpoint_modes() -> list[str]:
@@ -83,7 +77,12 @@ RUN_OPTIONS: tuple[RunOption, ...] = (
         default="embedded",
     ),
     RunOption(
-        "driver", ("--driver",), "--driver", "driver under test (default: pymongo)", default="pymongo", choices=_drivers
+        "driver",
+        ("--driver",),
+        "--driver",
+        "driver under test: pymongo (default), pymongo-async, node, node@SPEC (an npm release, cached), node=PATH, "
+        "pymongo-executor, or exec:CMD, any executor (docs/executor-protocol.md)",
+        default="pymongo",
     ),
     RunOption("results", ("--results",), "--results", "append one JSON line per test to this file", type=Path),
     RunOption(

@@ -20,8 +20,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
+from harness.core.errors import HarnessError
 from harness.core.model import EntitySpec, Operation
-from harness.core.observations import ObservedEvent
+from harness.core.observations import DriverOperationError, ObservedEvent
 
 
 class UnsupportedOperation(Exception):
@@ -34,10 +35,73 @@ class DriverLacksFeature(UnsupportedOperation):
     A name the format does not define is refused when the file is loaded, so it never gets this far."""
 
 
+#: What a driver adapter may be able to answer beyond running operations: one name per
+#: :class:`DriverScope` method (or event family) the engine calls only when the adapter lists it in
+#: :attr:`DriverAdapter.capabilities`. A test that needs one the adapter lacks is ``skipped`` with the name.
+DRIVER_CAPABILITIES = frozenset(
+    {
+        "session_lsid",  # DriverScope.session_lsid: $$sessionLsid
+        "session_state",  # DriverScope.session_state: assertSessionTransactionState/Pinned/Dirty
+        "session_pinned_address",  # DriverScope.session_pinned_address: targetedFailPoint
+        "connections_checked_out",  # DriverScope.connections_checked_out: assertNumberConnectionsCheckedOut
+        "log_messages",  # DriverScope.log_messages: expectLogMessages
+        "cmap_events",  # DriverScope.events(..., "cmap")
+        "sdam_events",  # DriverScope.events(..., "sdam")
+    }
+)
+
+#: ``DriverScope.events`` families that are capabilities (command events every adapter must publish).
+EVENT_FAMILY_CAPABILITIES = {"cmap": "cmap_events", "sdam": "sdam_events"}
+
+
+def require_capability(driver: DriverAdapter, capability: str, why: str) -> None:
+    """Raise :class:`DriverLacksFeature` naming ``capability`` unless ``driver`` declares it (never a probe)."""
+    if capability not in DRIVER_CAPABILITIES:
+        raise ValueError(f"{capability!r} is not a driver capability (known: {sorted(DRIVER_CAPABILITIES)})")
+    if capability not in driver.capabilities:
+        raise DriverLacksFeature(f"{why}: the {driver.name} driver adapter lacks the capability {capability!r}")
+
+
+def require_event_family(driver: DriverAdapter, event_type: str, why: str) -> None:
+    """:func:`require_capability` for ``DriverScope.events(client, event_type)``."""
+    capability = EVENT_FAMILY_CAPABILITIES.get(event_type)
+    if capability is not None:
+        require_capability(driver, capability, why)
+
+
+class NestedOperationHook(Protocol):
+    """The engine's side of an operation whose argument is a list of operations (``withTransaction``'s
+    ``callback``). The adapter runs the nested operations inside the driver's own loop (which may run
+    them more than once) and tells the engine about each one, in order, as it happens (in process) or
+    from the executor's reply (per attempt, in order)."""
+
+    def started(self, index: int) -> None:
+        """Nested operation ``index`` is about to run (raises if the test has been torn down)."""
+        ...
+
+    def finished(self, index: int, result: Any, error: DriverOperationError | None) -> None:
+        """Its result (or the driver's error) is known: checked against the nested operation's expectations;
+        raises :class:`~harness.core.errors.TestFailure` on a mismatch. For an error that was expected (or
+        not), the hook returns and the adapter raises the driver's own error into its loop."""
+        ...
+
+
+@dataclass(frozen=True)
+class NestedOperations:
+    """What replaces the list of operations in an argument such as ``withTransaction``'s ``callback`` when
+    it crosses the driver port: the operations as values, and the hook that checks each one."""
+
+    operations: tuple[Operation, ...]
+    hook: NestedOperationHook
+
+
 class DriverScope(Protocol):
     def create_entity(self, spec: EntitySpec) -> None: ...
 
-    def run(self, operation: Operation) -> Any: ...
+    def run(self, operation: Operation) -> Any:
+        """Run one operation; an argument listed in the format's nested operations (``callback``) arrives as
+        :class:`NestedOperations`."""
+        ...
 
     def events(self, client_id: str, event_type: str = "command") -> list[ObservedEvent]: ...
 
@@ -47,10 +111,38 @@ class DriverScope(Protocol):
 
     def close(self) -> None: ...
 
+    # -- capabilities: called only when the adapter lists the name in ``capabilities`` --------------
+    def session_lsid(self, entity_id: str) -> Any:
+        """The lsid document of a session entity (``$$sessionLsid``), kept from its creation."""
+        ...
+
+    def session_state(self, entity_id: str) -> dict[str, Any]:
+        """``transactionState``, ``pinned`` and ``dirty`` of a session entity, as the spec names them."""
+        ...
+
+    def session_pinned_address(self, entity_id: str) -> tuple[str, int] | None:
+        """The ``(host, port)`` a session entity is pinned to, or None."""
+        ...
+
+    def connections_checked_out(self, client_id: str) -> int:
+        """Connections the client's pool has lent out right now."""
+        ...
+
+    def log_messages(self, client_id: str) -> list[Any]:
+        """The structured log messages a client with ``observeLogMessages`` emitted, in order."""
+        ...
+
 
 class DriverAdapter(Protocol):
     name: str
     version: str
+    #: The driver's programming language (``python``, ``javascript``...): in every record with name and version.
+    language: str
+    #: The command line of the executor the driver runs in (docs/executor-protocol.md), recorded as the
+    #: ``driver``'s ``executor``; None for a driver in the harness's own process (its records have no such field).
+    executor: str | None
+    #: What the adapter's scopes can answer, names from :data:`DRIVER_CAPABILITIES`.
+    capabilities: frozenset[str]
     #: The ``heartbeatFrequencyMS`` (and, where the driver has one, ``minHeartbeatFrequencyMS``) the
     #: adapter gives clients when asked for fast heartbeats; None when the driver cannot lower them.
     fast_heartbeat_ms: int | None
@@ -62,6 +154,11 @@ class DriverAdapter(Protocol):
         """A new scope; with ``fast_heartbeats``, every client whose ``uriOptions`` leave
         ``heartbeatFrequencyMS`` unset gets :attr:`fast_heartbeat_ms` (the unified format allows it for tests
         that configure fail points, and forbids it for clients that set the option themselves)."""
+        ...
+
+    def restart(self) -> None:
+        """Called after a test's deadline passed while the driver was still busy, before the next test: an
+        in-process adapter may do nothing; an executor adapter kills its process group and starts another."""
         ...
 
 
@@ -88,16 +185,68 @@ class TargetInfo:
         return asdict(self)
 
 
+class TargetAdminError(HarnessError):
+    """The harness's own client could not do a set-up, check or fail-point job on the target (the message
+    says which and why); the driver's error types never cross this port."""
+
+
+class DirectFailPointBackend(Protocol):
+    """A :class:`FailPointBackend` on one server reached by a client of its own (``targetedFailPoint``)."""
+
+    name: str
+
+    def arm(self, command: dict[str, Any]) -> None: ...
+
+    def disarm(self, fail_point: str) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class TargetAdmin(Protocol):
+    """The jobs the engine gives the harness's own client (never the client under test), one method each.
+
+    Errors are :class:`TargetAdminError`. The engine imports no driver: this is how it sets up data,
+    reads outcomes and reaches a server directly.
+    """
+
+    def drop_database(self, name: str) -> None: ...
+
+    def recreate_collection(
+        self, database: str, collection: str, options: dict[str, Any], documents: list[dict[str, Any]]
+    ) -> None:
+        """Drop and create the collection with ``options``, then insert ``documents``, with majority write concern
+        (the formats' set-up), trying the drop-create pair again if a late write recreates it in between."""
+        ...
+
+    def collection_documents(self, database: str, collection: str) -> list[dict[str, Any]]:
+        """Every document, by ``_id``, read from the primary with read concern ``local`` (the formats' outcome)."""
+        ...
+
+    def collection_names(self, database: str) -> list[str]: ...
+
+    def index_names(self, database: str, collection: str) -> list[str]: ...
+
+    def only_server(self, uri: str) -> tuple[str, int] | None:
+        """The one ``(host, port)`` a connection string names, or None when it names several."""
+        ...
+
+    def direct_failpoints(self, address: tuple[str, int]) -> DirectFailPointBackend:
+        """A fail-point backend on the server at ``address`` through a direct client of its own (closed by
+        the caller)."""
+        ...
+
+
 class Target(Protocol):
     """A deployment under test: its lifetime, the URI drivers use, and the harness's own admin client.
 
-    ``admin`` (a pymongo ``MongoClient`` for the targets in this project) is
-    for set-up, fail points and detection, never the client under test.
+    ``admin`` (a pymongo ``MongoClient`` for the targets in this project) is for plug-ins' set-up, fail
+    points and detection, never the client under test; the engine reaches it only through ``admin_tasks``.
     """
 
     name: str
     uri: str
     admin: Any
+    admin_tasks: TargetAdmin
     info: TargetInfo
 
     def start(self) -> TargetInfo: ...

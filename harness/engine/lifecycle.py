@@ -89,8 +89,22 @@ def _raw_verdict(case: Case) -> Verdict:
         return Verdict(ERROR, f"{case.current}: internal error {type(exc).__name__}: {exc}")
 
 
-def run_case(case: Case, cleanup: Callable[[], list[str]], timeout_s: float) -> Verdict:
-    """The lifecycle: body, then teardown (the case's clients, then ``cleanup`` of the target), once."""
+#: After a timeout's teardown, how long the worker gets to notice its clients were closed before the
+#: driver is restarted (an executor process still busy would otherwise answer the next test's requests late).
+ABANDON_GRACE_S = 1.0
+
+
+def run_case(
+    case: Case,
+    cleanup: Callable[[], list[str]],
+    timeout_s: float,
+    on_abandoned: Callable[[], None] | None = None,
+) -> Verdict:
+    """The lifecycle: body, then teardown (the case's clients, then ``cleanup`` of the target), once.
+
+    ``on_abandoned`` (the driver adapter's ``restart``) is called, before this returns, when the deadline
+    passed and the body is still running after teardown and a short grace (:data:`ABANDON_GRACE_S`).
+    """
 
     def teardown() -> list[str]:
         with case.lock:
@@ -108,11 +122,15 @@ def run_case(case: Case, cleanup: Callable[[], list[str]], timeout_s: float) -> 
         verdict = verdict_of(case)
         return with_cleanup_problems(verdict, teardown())
 
-    return run_with_deadline(body, teardown, timeout_s, lambda: case.current)
+    return run_with_deadline(body, teardown, timeout_s, lambda: case.current, on_abandoned)
 
 
 def run_with_deadline(
-    body: Callable[[], Verdict], teardown: Callable[[], list[str]], timeout_s: float, where: Callable[[], str]
+    body: Callable[[], Verdict],
+    teardown: Callable[[], list[str]],
+    timeout_s: float,
+    where: Callable[[], str],
+    on_abandoned: Callable[[], None] | None = None,
 ) -> Verdict:
     """Run ``body`` in a worker thread; past ``timeout_s``, tear down from here and give ``error``.
 
@@ -139,6 +157,13 @@ def run_with_deadline(
     if worker.is_alive():
         at = where()
         problems = teardown()
+        if on_abandoned is not None:
+            worker.join(ABANDON_GRACE_S)
+            if worker.is_alive():
+                try:
+                    on_abandoned()
+                except Exception as exc:
+                    problems.append(f"restarting the driver after the timeout failed: {type(exc).__name__}: {exc}")
         return with_cleanup_problems(
             Verdict(ERROR, f"timed out after {timeout_s:g}s during {at} (the target or driver stopped answering)"),
             problems,

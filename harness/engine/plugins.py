@@ -89,6 +89,9 @@ class Command:
 @dataclass
 class Registry:
     drivers: dict[str, Callable[[], DriverAdapter]] = field(default_factory=dict)
+    #: ``--driver PREFIX+ARGUMENT`` -> ``factory(ARGUMENT)``, the longest matching prefix winning (``exec:CMD``: any
+    #: executor by its command line; ``node@6.x``: a release of the Node driver).
+    driver_schemes: dict[str, Callable[[str], DriverAdapter]] = field(default_factory=dict)
     targets: dict[str, TargetKind] = field(default_factory=dict)
     #: ``--failpoints`` modes: ``mode(target) -> FailPointSetup`` on a started target.
     failpoint_modes: dict[str, Callable[[Target], FailPointSetup]] = field(default_factory=dict)
@@ -110,6 +113,9 @@ class Registry:
     # -- what install() calls ---------------------------------------------------------------
     def add_driver(self, name: str, factory: Callable[[], DriverAdapter]) -> None:
         self.drivers[name] = factory
+
+    def add_driver_scheme(self, prefix: str, factory: Callable[[str], DriverAdapter]) -> None:
+        self.driver_schemes[prefix] = factory
 
     def add_target(
         self,
@@ -153,6 +159,10 @@ class Registry:
 
     # -- what a run calls ----------------------------------------------------------------------
     def make_driver(self, name: str) -> DriverAdapter:
+        if name not in self.drivers:
+            for prefix in sorted(self.driver_schemes, key=len, reverse=True):
+                if name.startswith(prefix):
+                    return self.driver_schemes[prefix](name[len(prefix) :])
         try:
             factory = self.drivers[name]
         except KeyError:

@@ -176,7 +176,7 @@ class HarnessRun:
         self.provenance = RunProvenance(
             run_id=self.run_id,
             target=self.target.info.as_record(),
-            driver={"name": self.driver.name, "version": self.driver.version},
+            driver=driver_record(self.driver),
             failpoints=self._failpoint_setup.backend.name,
             extra=extra,
         )
@@ -227,7 +227,7 @@ class HarnessRun:
             case = open_case()
         except Exception as exc:
             return Verdict(ERROR, f"set-up: {type(exc).__name__}: {exc}")
-        return run_case(case, self.cleanup, timeout)
+        return run_case(case, self.cleanup, timeout, on_abandoned=self.driver.restart)
 
     def run_test(self, test: SpecTest | Check) -> TestResult:
         assert self.provenance is not None
@@ -244,6 +244,15 @@ class HarnessRun:
         )
         self.store.append(result.record)
         return result
+
+
+def driver_record(driver: DriverAdapter) -> dict[str, Any]:
+    """The ``driver`` of every record: name, version, language, and the executor's command line for a driver
+    that runs in one (an in-process driver's records have no ``executor``)."""
+    record: dict[str, Any] = {"name": driver.name, "version": driver.version, "language": driver.language}
+    if driver.executor is not None:
+        record["executor"] = driver.executor
+    return record
 
 
 def result_of(

@@ -13,15 +13,13 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from pymongo.errors import PyMongoError
-
 from harness.core.constants import ALL_COMMAND_EVENTS, CMAP_EVENTS
 from harness.core.errors import HarnessError, TestFailure, TestSkipped
 from harness.core.matching import show
 from harness.core.matching.table import comparator_for
 from harness.core.model import Operation
 from harness.core.observations import SDAM_EVENTS
-from harness.core.ports import DriverLacksFeature
+from harness.core.ports import TargetAdminError, require_capability, require_event_family
 from harness.engine.operation_table import test_runner_operation
 from harness.engine.test_context import TestContext
 
@@ -33,14 +31,11 @@ def _argument(operation: Operation, key: str) -> Any:
         raise HarnessError(f"{operation.label}: {operation.name} needs the argument {key!r}") from None
 
 
-def _driver_query(context: TestContext, operation: Operation, method: str, *args: Any) -> Any:
-    """Ask the driver scope something only it knows (a session's state, a pool's size)."""
-    answer = getattr(context.scope, method, None)
-    if answer is None:
-        raise DriverLacksFeature(
-            f"{operation.label}: the driver adapter cannot answer {operation.name} (it has no {method})"
-        )
-    return answer(*args)
+def _scope_with(context: TestContext, operation: Operation, capability: str) -> Any:
+    """The test's driver scope, once the adapter is known to declare ``capability`` (else ``skipped``)."""
+    require_capability(context.runner.driver, capability, f"{operation.label}: {operation.name}")
+    assert context.scope is not None
+    return context.scope
 
 
 @test_runner_operation("createEntities")
@@ -52,21 +47,20 @@ def _create_entities(context: TestContext, operation: Operation) -> None:
 
 # -- collections and indexes, seen through the internal client ----------------------
 def _collection_names(context: TestContext, operation: Operation) -> list[str]:
-    admin = context.runner.target.admin
     try:
-        names: list[str] = admin[_argument(operation, "databaseName")].list_collection_names()
+        names: list[str] = context.runner.target.admin_tasks.collection_names(_argument(operation, "databaseName"))
         return names
-    except PyMongoError as exc:
-        raise HarnessError(f"{operation.label}: listCollections failed: {exc}") from exc
+    except TargetAdminError as exc:
+        raise HarnessError(f"{operation.label}: {exc}") from exc
 
 
 def _index_names(context: TestContext, operation: Operation) -> list[str]:
-    admin = context.runner.target.admin
     database, collection = _argument(operation, "databaseName"), _argument(operation, "collectionName")
     try:
-        return [index["name"] for index in admin[database][collection].list_indexes()]
-    except PyMongoError as exc:
-        raise HarnessError(f"{operation.label}: listIndexes failed: {exc}") from exc
+        names: list[str] = context.runner.target.admin_tasks.index_names(database, collection)
+        return names
+    except TargetAdminError as exc:
+        raise HarnessError(f"{operation.label}: {exc}") from exc
 
 
 #: Presence assertion -> (what lists the names, the argument naming the thing, must it exist).
@@ -96,7 +90,9 @@ for _name in _PRESENCE_ASSERTIONS:
 
 # -- sessions --------------------------------------------------------------------
 def _session_state(context: TestContext, operation: Operation) -> dict[str, Any]:
-    state: dict[str, Any] = _driver_query(context, operation, "session_state", _argument(operation, "session"))
+    state: dict[str, Any] = _scope_with(context, operation, "session_state").session_state(
+        _argument(operation, "session")
+    )
     return state
 
 
@@ -148,7 +144,7 @@ def _assert_lsids(context: TestContext, operation: Operation) -> None:
 @test_runner_operation("assertNumberConnectionsCheckedOut")
 def _assert_connections_checked_out(context: TestContext, operation: Operation) -> None:
     client = _argument(operation, "client")
-    count = _driver_query(context, operation, "connections_checked_out", client)
+    count = _scope_with(context, operation, "connections_checked_out").connections_checked_out(client)
     if count != _argument(operation, "connections"):
         raise TestFailure(
             f"{operation.label}: {operation.name}: {client} has {count} connection(s) checked out, "
@@ -177,13 +173,14 @@ def _matching_events(context: TestContext, operation: Operation) -> int:
     family = _EVENT_FAMILIES.get(name)
     if family is None:  # other families (log and tracing events): the harness does not capture them
         raise TestSkipped(f"{operation.label}: {operation.name} on {name}: this runner does not capture {name} events")
-    published = context.scope.events(client, event_type=family)  # a family the adapter lacks: skipped
+    require_event_family(context.runner.driver, family, f"{operation.label}: {operation.name} on {name}")
+    published = context.scope.events(client, event_type=family)
     comparator = comparator_for(context.test.comparator)
     path = f"{operation.label}.event"
     return sum(
         1
         for observed in list(published)
-        if observed.kind == name and not comparator.match_event(event, observed, path, context.scope)
+        if observed.kind == name and not comparator.match_event(event, observed, path, context.matching)
     )
 
 

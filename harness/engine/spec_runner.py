@@ -30,10 +30,6 @@ from typing import Any
 
 from bson import json_util
 from bson.json_util import CANONICAL_JSON_OPTIONS
-from pymongo import ReadPreference
-from pymongo.errors import CollectionInvalid, PyMongoError
-from pymongo.read_concern import ReadConcern
-from pymongo.write_concern import WriteConcern
 
 import harness.engine.runner_operations
 import harness.engine.targeted_failpoint  # noqa: F401 - registers targetedFailPoint
@@ -51,7 +47,17 @@ from harness.core.model import (
     SpecTest,
 )
 from harness.core.observations import DriverOperationError, ErrorInfo, NoChangeWithin
-from harness.core.ports import DriverAdapter, DriverLacksFeature, FailPointError, Target, UnsupportedOperation
+from harness.core.ports import (
+    DriverAdapter,
+    DriverLacksFeature,
+    FailPointError,
+    NestedOperations,
+    Target,
+    TargetAdminError,
+    UnsupportedOperation,
+    require_capability,
+    require_event_family,
+)
 from harness.core.requirements import skip_reason
 from harness.core.verdicts import ERROR, SKIPPED, Verdict
 from harness.engine.failpoint_manager import FailPointManager
@@ -59,8 +65,6 @@ from harness.engine.operation_table import TEST_RUNNER_OPERATIONS, test_runner_o
 from harness.engine.test_context import TestContext
 from harness.formats.unified_operations import NESTED_OPERATIONS, any_arguments_of
 from harness.formats.unified_operations import TEST_RUNNER as FORMAT_RUNNER_OPERATIONS
-
-MAJORITY = WriteConcern("majority")
 
 
 @dataclass
@@ -173,7 +177,7 @@ class SpecRunner:
                 raise TestFailure(
                     f"result.error: expected an error matching {show(test.expect_error)}, but no operation raised one"
                 )
-            found = comparator.match_error(test.expect_error, error, "result.error", context.scope)
+            found = comparator.match_error(test.expect_error, error, "result.error", context.matching)
             if found:
                 raise TestFailure(_describe("error does not match", found, error=error), found)
         context.current = "checking events"
@@ -188,20 +192,16 @@ class SpecRunner:
 
     def _prepare_data(self, context: TestContext) -> None:
         context.current = "preparing data"
-        admin = self.target.admin
-        assert admin is not None
+        tasks = self.target.admin_tasks
         try:
             for name in context.test.reset_databases:
                 context.check_alive()
-                admin.drop_database(name)
+                tasks.drop_database(name)
             for data in context.test.initial_data:
                 context.check_alive()
                 # The specs: set-up goes through the internal client with majority write concern.
-                database = admin.get_database(data.database, write_concern=MAJORITY)
-                _recreate_collection(database, data.collection, data.create_options)
-                if data.documents:
-                    database[data.collection].insert_many(data.documents)
-        except PyMongoError as exc:
+                tasks.recreate_collection(data.database, data.collection, data.create_options, data.documents)
+        except TargetAdminError as exc:
             raise HarnessError(f"could not prepare databases and collections on the target: {exc}") from exc
 
     def _run_operations(self, context: TestContext) -> ErrorInfo | None:
@@ -221,18 +221,38 @@ class SpecRunner:
         (``withTransaction``), an error is checked against ``expectError`` and then raised again,
         whatever ``expectError``/``ignoreResultAndError`` say: the unified format has it reach the driver.
         """
-        test = context.test
-        comparator = comparator_for(test.comparator)
-        scope = context.scope
-        assert scope is not None
         context.current = f"{label} ({operation.name} on {operation.object})"
         try:
             result = self._execute(context, operation)
         except DriverOperationError as exc:
+            return self._check_outcome(context, operation, label, None, exc, in_callback)
+        except NoChangeWithin as exc:
+            expected = "" if operation.expect_result is NOT_GIVEN else f"; expected {show(operation.expect_result)}"
+            raise TestFailure(f"{label}: {exc}{expected}") from exc
+        return self._check_outcome(context, operation, label, result, None, in_callback)
+
+    def _check_outcome(
+        self,
+        context: TestContext,
+        operation: Operation,
+        label: str,
+        result: Any,
+        error: DriverOperationError | None,
+        in_callback: bool = False,
+    ) -> ErrorInfo | None:
+        """Check one operation's result, or the driver's error; see :meth:`_run_one`."""
+        test = context.test
+        comparator = comparator_for(test.comparator)
+        scope = context.scope
+        assert scope is not None
+        if error is not None:
+            exc = error
             if test.expect_error is not None:
                 return exc.info
             if operation.expect_error is not None:
-                found = comparator.match_error(operation.expect_error, exc.info, f"{label}.expectError", scope)
+                found = comparator.match_error(
+                    operation.expect_error, exc.info, f"{label}.expectError", context.matching
+                )
                 if found:
                     raise TestFailure(
                         _describe(f"{label}: {operation.name} raised the wrong error", found, error=exc.info), found
@@ -241,12 +261,7 @@ class SpecRunner:
                 raise TestFailure(
                     f"{label}: {operation.name} raised an unexpected error: {exc.info.describe()}"
                 ) from exc
-            if in_callback:
-                raise exc.info.exception or exc  # noqa: B904 - the driver's own exception, unchanged, for its retry loop
             return None
-        except NoChangeWithin as exc:
-            expected = "" if operation.expect_result is NOT_GIVEN else f"; expected {show(operation.expect_result)}"
-            raise TestFailure(f"{label}: {exc}{expected}") from exc
         if operation.expect_error is not None:
             raise TestFailure(
                 f"{label}: {operation.name} was expected to raise an error matching "
@@ -255,24 +270,28 @@ class SpecRunner:
         if operation.save_result_as_entity:
             scope.set_entity(operation.save_result_as_entity, result)
         if operation.expect_result is not NOT_GIVEN and not operation.ignore_result_and_error:
-            found = comparator.match_result(operation.expect_result, result, label, scope)
+            found = comparator.match_result(operation.expect_result, result, label, context.matching)
             if found:
                 raise TestFailure(_describe(f"{label}: {operation.name} result does not match", found), found)
         return None
 
     def _with_callbacks(self, context: TestContext, operation: Operation) -> Operation:
-        """An operation whose argument is a list of operations (``withTransaction``'s ``callback``) gets a
-        function in its place that runs them through this runner, checked as any others."""
+        """An operation whose argument is a list of operations (``withTransaction``'s ``callback``) gets them
+        as :class:`~harness.core.ports.NestedOperations`: the values, and a hook that checks each as the
+        adapter reports it (docs/architecture.md, "Nested operations")."""
         key = NESTED_OPERATIONS.get(operation.name)
         inner = operation.arguments.get(key) if key else None
         if key is None or not isinstance(inner, list):
             return operation
-
-        def callback() -> None:
-            for index, nested in enumerate(inner):
-                self._run_one(context, nested, nested.label or f"{operation.label}.{key}[{index}]", in_callback=True)
-
-        return replace(operation, arguments={**operation.arguments, key: callback})
+        runner_operations = [nested.label or nested.name for nested in inner if nested.object == TEST_RUNNER]
+        if runner_operations:
+            raise HarnessError(
+                f"{operation.label}: {operation.name}: test-runner operations inside {key} are not supported "
+                f"(the driver runs the nested operations): {runner_operations}"
+            )
+        labels = [nested.label or f"{operation.label}.{key}[{index}]" for index, nested in enumerate(inner)]
+        hook = _NestedCheck(self, context, list(inner), labels)
+        return replace(operation, arguments={**operation.arguments, key: NestedOperations(tuple(inner), hook)})
 
     def _execute(self, context: TestContext, operation: Operation) -> Any:
         if operation.object == TEST_RUNNER:
@@ -292,14 +311,10 @@ class SpecRunner:
 
     def _check_data(self, expected: CollectionData) -> None:
         """The collection holds exactly these documents (by ``_id``; key order aside), read by the admin client."""
-        assert self.target.admin is not None
         namespace = f"{expected.database}.{expected.collection}"
-        collection = self.target.admin[expected.database].get_collection(
-            expected.collection, read_preference=ReadPreference.PRIMARY, read_concern=ReadConcern("local")
-        )
         try:
-            actual = list(collection.find({}, sort=[("_id", 1)]))
-        except PyMongoError as exc:
+            actual = self.target.admin_tasks.collection_documents(expected.database, expected.collection)
+        except TargetAdminError as exc:
             raise HarnessError(f"could not read {namespace} to check its contents: {exc}") from exc
         if [_exact(d) for d in actual] != [_exact(d) for d in expected.documents]:
             mismatch = Mismatch(f"outcome {namespace}", expected.documents, actual, "collection contents differ")
@@ -310,6 +325,7 @@ class SpecRunner:
     def _check_events(self, context: TestContext, expectation: EventExpectation) -> None:
         assert context.scope is not None
         comparator = comparator_for(context.test.comparator)
+        require_event_family(self.driver, expectation.event_type, expectation.label)
         try:
             published = context.scope.events(expectation.client, event_type=expectation.event_type)
         except DriverLacksFeature:
@@ -325,7 +341,7 @@ class SpecRunner:
                     f"{path}: expected {show(expected)}, but {expectation.client} published only "
                     f"{len(observed)} event(s): {_event_list(observed)}"
                 )
-            found = comparator.match_event(expected, observed[index], path, context.scope)
+            found = comparator.match_event(expected, observed[index], path, context.matching)
             if found:
                 sent = observed[index]
                 raise TestFailure(
@@ -344,17 +360,34 @@ class SpecRunner:
     def _check_log_messages(self, context: TestContext, expectation: LogExpectation) -> None:
         """``expectLogMessages``: the client's structured log messages, by the unified format's rules."""
         assert context.scope is not None
-        read = getattr(context.scope, "log_messages", None)
-        if read is None:
-            raise DriverLacksFeature(f"{expectation.label}: the driver adapter has no structured log capture")
-        observed = read(expectation.client)
-        found = match_log_messages(expectation, observed, expectation.label, context.scope)
+        require_capability(self.driver, "log_messages", expectation.label)
+        observed = context.scope.log_messages(expectation.client)
+        found = match_log_messages(expectation, observed, expectation.label, context.matching)
         if found:
             raise TestFailure(
                 _describe(f"{expectation.label}: log messages of {expectation.client} do not match", found)
                 + f"\n  observed: {[m.summary() for m in observed]}",
                 found,
             )
+
+
+class _NestedCheck:
+    """The engine's :class:`~harness.core.ports.NestedOperationHook`: each nested operation the adapter reports
+    is checked as a top-level one would be, except that an error is never the test's end: whatever
+    ``expectError``/``ignoreResultAndError`` say, it goes back to the driver's loop (the unified format)."""
+
+    def __init__(self, runner: SpecRunner, context: TestContext, operations: list[Operation], labels: list[str]):
+        self.runner, self.context, self.operations, self.labels = runner, context, operations, labels
+
+    def started(self, index: int) -> None:
+        operation = self.operations[index]
+        self.context.current = f"{self.labels[index]} ({operation.name} on {operation.object})"
+        self.context.check_alive()
+
+    def finished(self, index: int, result: Any, error: DriverOperationError | None) -> None:
+        self.runner._check_outcome(
+            self.context, self.operations[index], self.labels[index], result, error, in_callback=True
+        )
 
 
 def _all_operations(operations: list[Operation]) -> Iterator[Operation]:
@@ -412,27 +445,6 @@ def wants_fast_heartbeats(test: SpecTest) -> bool:
 def _exact(document: Any) -> str:
     """A document for exact comparison: BSON types kept (1, 1.0, true and Int64(1) differ), key order aside."""
     return json_util.dumps(document, json_options=CANONICAL_JSON_OPTIONS, sort_keys=True)
-
-
-#: Drop-then-create attempts before a collection that keeps reappearing is a set-up error.
-_RECREATE_ATTEMPTS = 3
-
-
-def _recreate_collection(database: Any, name: str, options: dict[str, Any]) -> None:
-    """Drop and create one collection, as the formats' set-up says.
-
-    A write of the previous test that the server is still finishing (one a fail point blocked, after the
-    driver gave up on it client-side) can recreate the collection between the drop and the create; that is
-    the previous test's leftover, not this test's failure, so the pair is tried again.
-    """
-    for attempt in range(1, _RECREATE_ATTEMPTS + 1):
-        database.drop_collection(name)
-        try:
-            database.create_collection(name, **options)
-            return
-        except CollectionInvalid:  # pymongo's own "already exists", from its listCollections check
-            if attempt == _RECREATE_ATTEMPTS:
-                raise
 
 
 def _describe(headline: str, mismatches: list[Mismatch], error: ErrorInfo | None = None) -> str:

@@ -4,7 +4,8 @@ The unified format: the runner MUST error if the session is not pinned, and
 must disable the fail point on that same mongos after the test. Where the run's
 clients talk to one server only, the pinned server is that one, and the point
 goes through the run's fail-point manager (native or emulated, as every other).
-Otherwise a client directly connected to the pinned address arms it, through a
+Otherwise a client directly connected to the pinned address (the target port's
+``admin_tasks.direct_failpoints``) arms it, through a
 :class:`~harness.engine.failpoint_manager.FailPointManager` of its own, which the
 test's teardown turns off before the client is closed. Only a sharded
 deployment pins sessions, so only ``--target uri=`` with mongoses reaches this.
@@ -12,57 +13,29 @@ deployment pins sessions, so only ``--target uri=`` with mongoses reaches this.
 
 from __future__ import annotations
 
-from typing import Any
-
-from pymongo import MongoClient, uri_parser
-from pymongo.errors import PyMongoError
-
 from harness.core.errors import HarnessError
 from harness.core.model import Operation
-from harness.core.ports import DriverLacksFeature, FailPointError
+from harness.core.ports import FailPointError, require_capability
 from harness.engine.failpoint_manager import FailPointManager
 from harness.engine.operation_table import test_runner_operation
 from harness.engine.test_context import TestContext
 
 
-class DirectServer:
-    """A fail-point backend on one server, reached by a client of its own (``directConnection``)."""
-
-    def __init__(self, address: tuple[str, int], client: Any = None) -> None:
-        host, port = address
-        self.name = f"direct {host}:{port}"
-        self.client = client or MongoClient(host, port, directConnection=True, serverSelectionTimeoutMS=10_000)
-
-    def arm(self, command: dict[str, Any]) -> None:
-        try:
-            self.client.admin.command(command)
-        except PyMongoError as exc:
-            raise FailPointError(f"{self.name} refused {command.get('configureFailPoint')!r}: {exc}") from exc
-
-    def disarm(self, fail_point: str) -> None:
-        self.client.admin.command({"configureFailPoint": fail_point, "mode": "off"})
-
-
-def _only_server(uri: str) -> tuple[str, int] | None:
-    """The one host the run's clients connect to, or None when the URI lists several."""
-    nodes = uri_parser.parse_uri(uri)["nodelist"]
-    return (nodes[0][0], int(nodes[0][1])) if len(nodes) == 1 else None
-
-
 def manager_for(context: TestContext, address: tuple[str, int]) -> FailPointManager:
     """The run's manager when ``address`` is where the run's clients go; else a direct one for this test."""
-    if _only_server(context.runner.driver_uri) == address:
+    tasks = context.runner.target.admin_tasks
+    if tasks.only_server(context.runner.driver_uri) == address:
         run_manager: FailPointManager = context.runner.failpoints
         return run_manager
     managers: dict[tuple[str, int], FailPointManager] = context.direct_failpoints
     if address not in managers:
-        backend = DirectServer(address)
+        backend = tasks.direct_failpoints(address)
         managers[address] = manager = FailPointManager(backend)
         context.details.setdefault("targeted_failpoints", []).append(backend.name)
 
         def close() -> list[str]:
             problems = manager.disarm_all()
-            backend.client.close()
+            backend.close()
             return problems
 
         context.closers.append(close)
@@ -74,12 +47,9 @@ def targeted_fail_point(context: TestContext, operation: Operation) -> None:
     command, session = operation.arguments.get("failPoint"), operation.arguments.get("session")
     if not isinstance(command, dict) or not isinstance(session, str):
         raise HarnessError(f"{operation.label}: targetedFailPoint needs a 'failPoint' document and a 'session'")
-    ask = getattr(context.scope, "session_pinned_address", None)
-    if ask is None:
-        raise DriverLacksFeature(
-            f"{operation.label}: the driver adapter cannot tell which server a session is pinned to"
-        )
-    address = ask(session)
+    require_capability(context.runner.driver, "session_pinned_address", f"{operation.label}: targetedFailPoint")
+    assert context.scope is not None
+    address = context.scope.session_pinned_address(session)
     if address is None:
         raise HarnessError(
             f"{operation.label}: targetedFailPoint: session {session!r} is not pinned to a server "

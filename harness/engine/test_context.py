@@ -7,7 +7,23 @@ from collections.abc import Callable
 from typing import Any
 
 from harness.core.model import SpecTest
+from harness.core.ports import require_capability
 from harness.engine.lifecycle import Case
+
+
+class MatchingEntities:
+    """What the comparators' entity operators (``$$matchesEntity``, ``$$sessionLsid``) may ask of the test's
+    driver scope: an lsid only when the adapter declares ``session_lsid`` (else the test is ``skipped``)."""
+
+    def __init__(self, scope: Any, driver: Any) -> None:
+        self._scope, self._driver = scope, driver
+
+    def entity(self, entity_id: str) -> Any:
+        return self._scope.entity(entity_id)
+
+    def session_lsid(self, entity_id: str) -> Any:
+        require_capability(self._driver, "session_lsid", f"$$sessionLsid {entity_id}")
+        return self._scope.session_lsid(entity_id)
 
 
 class TestContext(Case):
@@ -27,6 +43,11 @@ class TestContext(Case):
         self.closers: list[Callable[[], list[str]]] = []
         #: ``targetedFailPoint``'s fail-point managers on servers the run's manager does not reach, by address.
         self.direct_failpoints: dict[tuple[str, int], Any] = {}
+
+    @property
+    def matching(self) -> MatchingEntities:
+        """The driver scope as the comparators see it (their ``context``)."""
+        return MatchingEntities(self.scope, self.runner.driver)
 
     def body(self) -> None:
         self.runner.body(self)

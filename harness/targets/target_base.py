@@ -11,10 +11,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from pymongo import MongoClient
-from pymongo.errors import PyMongoError
+from pymongo import MongoClient, ReadPreference, uri_parser
+from pymongo.errors import CollectionInvalid, PyMongoError
+from pymongo.read_concern import ReadConcern
+from pymongo.write_concern import WriteConcern
 
-from harness.core.ports import TargetInfo, TargetUnavailable
+from harness.core.ports import FailPointError, TargetAdminError, TargetInfo, TargetUnavailable
 from harness.targets import connection_strings
 
 TOPOLOGIES = ("single", "replicaset", "sharded", "load-balanced")
@@ -65,6 +67,110 @@ def describe(admin: MongoClient, kind: str, name: str, uri: str) -> TargetInfo:
     )
 
 
+#: The specs: set-up goes through the internal client with majority write concern.
+MAJORITY = WriteConcern("majority")
+#: Drop-then-create attempts before a collection that keeps reappearing is a set-up error.
+RECREATE_ATTEMPTS = 3
+
+
+class DirectServer:
+    """A fail-point backend on one server, reached by a client of its own (``directConnection``)."""
+
+    def __init__(self, address: tuple[str, int], client: Any = None) -> None:
+        host, port = address
+        self.name = f"direct {host}:{port}"
+        self.client = client or MongoClient(host, port, directConnection=True, serverSelectionTimeoutMS=10_000)
+
+    def arm(self, command: dict[str, Any]) -> None:
+        try:
+            self.client.admin.command(command)
+        except PyMongoError as exc:
+            raise FailPointError(f"{self.name} refused {command.get('configureFailPoint')!r}: {exc}") from exc
+
+    def disarm(self, fail_point: str) -> None:
+        try:
+            self.client.admin.command({"configureFailPoint": fail_point, "mode": "off"})
+        except PyMongoError as exc:
+            raise TargetAdminError(f"{self.name} could not turn {fail_point!r} off: {exc}") from exc
+
+    def close(self) -> None:
+        self.client.close()
+
+
+class AdminTasks:
+    """The target port's :class:`~harness.core.ports.TargetAdmin` on pymongo: the engine's jobs for the
+    harness's own client (``target.admin``, looked up at each call: a target connects it when it starts)."""
+
+    def __init__(self, target: TargetBase) -> None:
+        self._target = target
+
+    @property
+    def _client(self) -> MongoClient:
+        admin = self._target.admin
+        if admin is None:
+            raise TargetAdminError(f"target {self._target.name} is not started (no admin client)")
+        return admin
+
+    def drop_database(self, name: str) -> None:
+        try:
+            self._client.drop_database(name)
+        except PyMongoError as exc:
+            raise TargetAdminError(f"dropping database {name}: {exc}") from exc
+
+    def recreate_collection(
+        self, database: str, collection: str, options: dict[str, Any], documents: list[dict[str, Any]]
+    ) -> None:
+        """Drop and create one collection, as the formats' set-up says, then insert ``documents``.
+
+        A write of the previous test that the server is still finishing (one a fail point blocked, after the
+        driver gave up on it client-side) can recreate the collection between the drop and the create; that is
+        the previous test's leftover, not this test's failure, so the pair is tried again.
+        """
+        try:
+            handle = self._client.get_database(database, write_concern=MAJORITY)
+            for attempt in range(1, RECREATE_ATTEMPTS + 1):
+                handle.drop_collection(collection)
+                try:
+                    handle.create_collection(collection, **options)
+                    break
+                except CollectionInvalid:  # pymongo's own "already exists", from its listCollections check
+                    if attempt == RECREATE_ATTEMPTS:
+                        raise
+            if documents:
+                handle[collection].insert_many(documents)
+        except PyMongoError as exc:
+            raise TargetAdminError(f"recreating {database}.{collection}: {exc}") from exc
+
+    def collection_documents(self, database: str, collection: str) -> list[dict[str, Any]]:
+        handle = self._client[database].get_collection(
+            collection, read_preference=ReadPreference.PRIMARY, read_concern=ReadConcern("local")
+        )
+        try:
+            return list(handle.find({}, sort=[("_id", 1)]))
+        except PyMongoError as exc:
+            raise TargetAdminError(f"reading {database}.{collection}: {exc}") from exc
+
+    def collection_names(self, database: str) -> list[str]:
+        try:
+            names: list[str] = self._client[database].list_collection_names()
+            return names
+        except PyMongoError as exc:
+            raise TargetAdminError(f"listCollections failed: {exc}") from exc
+
+    def index_names(self, database: str, collection: str) -> list[str]:
+        try:
+            return [index["name"] for index in self._client[database][collection].list_indexes()]
+        except PyMongoError as exc:
+            raise TargetAdminError(f"listIndexes failed: {exc}") from exc
+
+    def only_server(self, uri: str) -> tuple[str, int] | None:
+        nodes = uri_parser.parse_uri(uri)["nodelist"]
+        return (nodes[0][0], int(nodes[0][1])) if len(nodes) == 1 else None
+
+    def direct_failpoints(self, address: tuple[str, int]) -> DirectServer:
+        return DirectServer(address)
+
+
 class TargetBase:
     """The base of this project's targets (each a :class:`harness.core.ports.Target`): subclasses start and
     stop the deployment; all share detection through the admin client."""
@@ -75,6 +181,7 @@ class TargetBase:
         self.name = name
         self.uri = ""
         self.admin: MongoClient | None = None
+        self.admin_tasks = AdminTasks(self)
         self.info = TargetInfo(kind=self.kind, name=name)
 
     def start(self) -> TargetInfo:

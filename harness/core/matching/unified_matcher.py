@@ -40,6 +40,7 @@ from bson.timestamp import Timestamp
 
 from harness.core.matching import MISSING, Mismatch, UnsupportedAssertion, child_path, show
 from harness.core.observations import CursorDocuments
+from harness.core.ports import DriverLacksFeature
 
 Operator = Callable[["Matcher", Any, Any, str, bool], list[Mismatch]]
 OPERATORS: dict[str, Operator] = {}
@@ -229,6 +230,8 @@ def _matches_hex_bytes(matcher: Matcher, operand: Any, actual: Any, path: str, r
 def _session_lsid(matcher: Matcher, operand: Any, actual: Any, path: str, root: bool) -> list[Mismatch]:
     try:
         lsid = matcher.context.session_lsid(operand)
+    except DriverLacksFeature:  # the adapter does not declare session_lsid: the test is skipped, not failed
+        raise
     except Exception as exc:
         return [Mismatch(path, {"$$sessionLsid": operand}, actual, f"no session entity {operand!r}: {exc}")]
     if actual is not MISSING and actual == lsid:

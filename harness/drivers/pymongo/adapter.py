@@ -9,16 +9,13 @@ from typing import Any
 import pymongo
 import pymongo.common as pymongo_common
 from pymongo import MongoClient
-from pymongo.change_stream import ChangeStream
-from pymongo.client_session import ClientSession
-from pymongo.command_cursor import CommandCursor
-from pymongo.cursor import Cursor
 from pymongo.server_api import ServerApi
 
 from harness.core.constants import ALL_COMMAND_EVENTS, CMAP_EVENTS
 from harness.core.model import EntitySpec, Operation
 from harness.core.observations import SDAM_EVENTS, DriverOperationError, ObservedEvent
-from harness.core.ports import DriverLacksFeature, UnsupportedOperation
+from harness.core.ports import DRIVER_CAPABILITIES, DriverLacksFeature, UnsupportedOperation
+from harness.drivers.pymongo.api_shims import ITERABLES, SESSIONS, SYNC, SyncApi
 from harness.drivers.pymongo.apm import CommandRecorder, PoolRecorder, SdamRecorder
 from harness.drivers.pymongo.errors import DRIVER_EXCEPTIONS, error_info, raised_by_driver
 from harness.drivers.pymongo.logs import TAP, ClientLogs
@@ -44,6 +41,10 @@ _CLIENT_KEYS = {
 class PyMongoAdapter:
     name = "pymongo"
     version = pymongo.version
+    language = "python"
+    executor = None  # in process
+    #: Its scopes answer every capability the port defines (in process, the driver's internals are at hand).
+    capabilities = DRIVER_CAPABILITIES
     #: pymongo refuses a heartbeatFrequencyMS under its minHeartbeatFrequencyMS (a module constant,
     #: 500 ms), so fast heartbeats lower both, as pymongo's own test runner does.
     fast_heartbeat_ms = 100
@@ -52,6 +53,9 @@ class PyMongoAdapter:
 
     def open_scope(self, uri: str, *, iteration_timeout_s: float, fast_heartbeats: bool = False) -> PyMongoScope:
         return PyMongoScope(uri, iteration_timeout_s, self.fast_heartbeat_ms if fast_heartbeats else None)
+
+    def restart(self) -> None:
+        """Nothing to restart in process: closing the timed-out test's scope already unblocks its thread."""
 
 
 class _MinHeartbeat:
@@ -81,6 +85,10 @@ _MIN_HEARTBEAT = _MinHeartbeat()
 
 class PyMongoScope:
     """Entities of one test, created lazily in declaration order, closed together."""
+
+    #: The API's shim (:mod:`harness.drivers.pymongo.api_shims`): the synchronous one here, the
+    #: asynchronous one in :class:`harness.drivers.pymongo.async_scope.AsyncPyMongoScope`.
+    api: SyncApi = SYNC
 
     def __init__(self, uri: str, iteration_timeout_s: float, heartbeat_ms: int | None = None) -> None:
         self.uri = uri
@@ -157,7 +165,7 @@ class PyMongoScope:
         try:
             # An SDAM listener makes pymongo run an event thread that costs ~0.3 s at close: only when observed.
             listeners = [recorder, pool, sdam] if sdam.observe else [recorder, pool]
-            client = MongoClient(uri, event_listeners=listeners, **options)
+            client = self.api.new_client(uri, event_listeners=listeners, **options)
         except DRIVER_EXCEPTIONS as exc:
             if not raised_by_driver(exc):
                 raise
@@ -171,7 +179,7 @@ class PyMongoScope:
             TAP.observe(topology_id, logs)
             self._log_topologies.append(topology_id)
             self._logs[spec.id] = logs
-            client._get_topology()
+            self.api.wait(client._get_topology())
         return client
 
     def _client_logs(self, spec: EntitySpec) -> ClientLogs | None:
@@ -230,7 +238,7 @@ class PyMongoScope:
     def session_state(self, entity_id: str) -> dict[str, Any]:
         """``transactionState``, ``pinned`` and ``dirty`` of a session entity, as the spec names them."""
         session = self.entity(entity_id)
-        if not isinstance(session, ClientSession):
+        if not isinstance(session, SESSIONS):
             raise UnsupportedOperation(f"entity {entity_id!r} is not a session")
         transaction = getattr(session, "_transaction", None)
         state = getattr(getattr(transaction, "state", None), "name", "NONE").lower()
@@ -283,7 +291,7 @@ class PyMongoScope:
     def session_pinned_address(self, entity_id: str) -> tuple[str, int] | None:
         """The ``(host, port)`` of the mongos a session entity is pinned to, or None (``targetedFailPoint``)."""
         session = self.entity(entity_id)
-        if not isinstance(session, ClientSession):
+        if not isinstance(session, SESSIONS):
             raise UnsupportedOperation(f"entity {entity_id!r} is not a session")
         return getattr(session, "_pinned_address", None)
 
@@ -300,16 +308,21 @@ class PyMongoScope:
             return
         self._closed = True
         for value in list(self._entities.values()):
-            if isinstance(value, (ChangeStream, Cursor, CommandCursor)):
-                _quietly(value.close)
+            if isinstance(value, ITERABLES):
+                self._settle(value.close)
             if hasattr(value, "end_session"):
-                _quietly(value.end_session)
+                self._settle(value.end_session)
         for client in self._clients:
-            _quietly(client.close)
+            self._settle(client.close)
         for topology_id in self._log_topologies:
             TAP.forget(topology_id)
         if self.heartbeat_ms is not None:
             _MIN_HEARTBEAT.restore()
+        self.api.close()
+
+    def _settle(self, action: Any) -> None:
+        """Call a closing method and wait for it (an awaitable for the asynchronous API); errors ignored."""
+        _quietly(lambda: self.api.wait(action()))
 
 
 _ENTITY_FACTORIES = {

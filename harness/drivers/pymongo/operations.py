@@ -5,6 +5,9 @@ the object the operation names, and a private copy of its arguments, which
 it consumes. Arguments left over are an error naming them, so an option the
 adapter does not understand never silently changes a test's meaning.
 Results are returned in the spec's shapes (``{insertedId: ...}`` and so on).
+The same functions serve pymongo's synchronous and asynchronous APIs: a call
+that returns an awaitable in the latter goes through ``scope.api.wait``
+(:mod:`harness.drivers.pymongo.api_shims`).
 """
 
 from __future__ import annotations
@@ -13,17 +16,13 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from pymongo import MongoClient
-from pymongo.change_stream import ChangeStream
-from pymongo.collection import Collection, ReturnDocument
-from pymongo.command_cursor import CommandCursor
-from pymongo.cursor import Cursor
-from pymongo.database import Database
+from pymongo.collection import ReturnDocument
 from pymongo.operations import DeleteMany, DeleteOne, InsertOne, ReplaceOne, UpdateMany, UpdateOne
 from pymongo.results import BulkWriteResult, DeleteResult, InsertManyResult, InsertOneResult, UpdateResult
 
 from harness.core.observations import NoChangeWithin
 from harness.core.ports import DriverLacksFeature, UnsupportedOperation
+from harness.drivers.pymongo.api_shims import CHANGE_STREAMS, FIND_CURSORS, ITERABLES, WATCHABLES
 from harness.drivers.pymongo.errors import DRIVER_EXCEPTIONS, bulk_write_result
 from harness.drivers.pymongo.spec_options import read_preference_from_spec
 
@@ -112,29 +111,26 @@ def spec_result(value: Any) -> Any:
 
 # -- change streams ----------------------------------------------------------
 @operation("createChangeStream")
-def create_change_stream(scope: Any, target: Any, arguments: dict[str, Any]) -> ChangeStream:
-    if not isinstance(target, (MongoClient, Database, Collection)):
+def create_change_stream(scope: Any, target: Any, arguments: dict[str, Any]) -> Any:
+    if not isinstance(target, WATCHABLES):
         raise UnsupportedOperation(
             f"createChangeStream needs a client, database or collection, got {type(target).__name__}"
         )
     pipeline = arguments.pop("pipeline", [])
-    return target.watch(pipeline, **options(scope, arguments))
+    return scope.api.wait(target.watch(pipeline, **options(scope, arguments)))
 
 
-def _iterable(target: Any) -> ChangeStream | Cursor | CommandCursor:
-    if not isinstance(target, (ChangeStream, Cursor, CommandCursor)):
+def _iterable(target: Any) -> Any:
+    if not isinstance(target, ITERABLES):
         raise UnsupportedOperation(f"operation needs a change stream or cursor entity, got {type(target).__name__}")
     return target
 
 
-def _next_or_none(target: ChangeStream | Cursor | CommandCursor) -> Any:
+def _next_or_none(scope: Any, target: Any) -> Any:
     """One iteration: a document, or None when a getMore brought nothing (or the cursor is done)."""
-    if isinstance(target, Cursor):  # find cursors have no try_next
-        try:
-            return next(target)
-        except StopIteration:
-            return None
-    return target.try_next()
+    if isinstance(target, FIND_CURSORS):  # find cursors have no try_next
+        return scope.api.next_document(target)
+    return scope.api.wait(target.try_next())
 
 
 @operation("iterateUntilDocumentOrError")
@@ -143,13 +139,13 @@ def iterate_until_document_or_error(scope: Any, target: Any, arguments: dict[str
     options(scope, arguments)
     deadline = time.monotonic() + scope.iteration_timeout_s
     while True:
-        document = _next_or_none(iterable)
+        document = _next_or_none(scope, iterable)
         if document is not None:
             return document
         if not iterable.alive:
             what = (
                 "change stream was closed by the server"
-                if isinstance(iterable, ChangeStream)
+                if isinstance(iterable, CHANGE_STREAMS)
                 else "cursor is exhausted"
             )
             raise NoChangeWithin(f"the {what} before a document arrived")
@@ -160,7 +156,7 @@ def iterate_until_document_or_error(scope: Any, target: Any, arguments: dict[str
 @operation("iterateOnce")
 def iterate_once(scope: Any, target: Any, arguments: dict[str, Any]) -> Any:
     options(scope, arguments)
-    return _next_or_none(_iterable(target))
+    return _next_or_none(scope, _iterable(target))
 
 
 @operation("close")
@@ -168,7 +164,7 @@ def close(scope: Any, target: Any, arguments: dict[str, Any]) -> None:
     """Close a cursor, change stream or client; the spec has errors from ``killCursors`` suppressed."""
     options(scope, arguments)
     try:
-        target.close()
+        scope.api.wait(target.close())
     except DRIVER_EXCEPTIONS:
         pass
 
@@ -187,9 +183,9 @@ _WRITES = {
 
 
 def _write(method: str, positional: tuple[str, ...]) -> PyMongoCall:
-    def run(scope: Any, target: Collection, arguments: dict[str, Any]) -> Any:
+    def run(scope: Any, target: Any, arguments: dict[str, Any]) -> Any:
         values = [take(arguments, name) for name in positional]
-        return spec_result(getattr(target, method)(*values, **options(scope, arguments)))
+        return spec_result(scope.api.wait(getattr(target, method)(*values, **options(scope, arguments))))
 
     run.__name__ = method
     return run
@@ -200,31 +196,31 @@ for _name, (_method, _positional) in _WRITES.items():
 
 
 @operation("rename")
-def rename(scope: Any, target: Collection, arguments: dict[str, Any]) -> Any:
+def rename(scope: Any, target: Any, arguments: dict[str, Any]) -> Any:
     new_name = take(arguments, "to")
-    target.rename(new_name, **options(scope, arguments))
+    scope.api.wait(target.rename(new_name, **options(scope, arguments)))
     return None
 
 
 @operation("createIndex")
-def create_index(scope: Any, target: Collection, arguments: dict[str, Any]) -> Any:
+def create_index(scope: Any, target: Any, arguments: dict[str, Any]) -> Any:
     keys = take(arguments, "keys")
     name = arguments.pop("name", None)
     kwargs = options(scope, arguments)
     if name is not None:
         kwargs["name"] = name
-    return target.create_index(list(keys.items()), **kwargs)
+    return scope.api.wait(target.create_index(list(keys.items()), **kwargs))
 
 
 @operation("dropIndex")
-def drop_index(scope: Any, target: Collection, arguments: dict[str, Any]) -> Any:
+def drop_index(scope: Any, target: Any, arguments: dict[str, Any]) -> Any:
     name = take(arguments, "name")
-    target.drop_index(name, **options(scope, arguments))
+    scope.api.wait(target.drop_index(name, **options(scope, arguments)))
     return None
 
 
 @operation("createCollection")
-def create_collection(scope: Any, target: Database, arguments: dict[str, Any]) -> Any:
+def create_collection(scope: Any, target: Any, arguments: dict[str, Any]) -> Any:
     name = take(arguments, "collection")
     kwargs = options(
         scope,
@@ -243,33 +239,33 @@ def create_collection(scope: Any, target: Database, arguments: dict[str, Any]) -
             "encryptedFields",
         ),
     )
-    target.create_collection(name, **kwargs)
+    scope.api.wait(target.create_collection(name, **kwargs))
     return None
 
 
 @operation("dropCollection")
-def drop_collection(scope: Any, target: Database, arguments: dict[str, Any]) -> Any:
+def drop_collection(scope: Any, target: Any, arguments: dict[str, Any]) -> Any:
     name = take(arguments, "collection")
-    target.drop_collection(name, **options(scope, arguments))
+    scope.api.wait(target.drop_collection(name, **options(scope, arguments)))
     return None
 
 
 @operation("runCommand")
-def run_command(scope: Any, target: Database, arguments: dict[str, Any]) -> Any:
+def run_command(scope: Any, target: Any, arguments: dict[str, Any]) -> Any:
     command = take(arguments, "command")
     arguments.pop("commandName", None)
     read_preference = arguments.pop("readPreference", None)
     kwargs = options(scope, arguments)
     if read_preference is not None:
         kwargs["read_preference"] = read_preference_from_spec(read_preference)
-    return target.command(command, **kwargs)
+    return scope.api.wait(target.command(command, **kwargs))
 
 
 # -- bulk writes and find-and-modify ------------------------------------------
 @operation("bulkWrite")
-def bulk_write(scope: Any, target: Collection, arguments: dict[str, Any]) -> Any:
+def bulk_write(scope: Any, target: Any, arguments: dict[str, Any]) -> Any:
     requests = [_write_model(request, index) for index, request in enumerate(take(arguments, "requests"))]
-    return spec_result(target.bulk_write(requests, **options(scope, arguments)))
+    return spec_result(scope.api.wait(target.bulk_write(requests, **options(scope, arguments))))
 
 
 #: ``bulkWrite`` request name -> (pymongo model, its positional spec arguments).
@@ -309,23 +305,23 @@ def _return_document(arguments: dict[str, Any]) -> dict[str, Any]:
 
 
 @operation("findOneAndUpdate")
-def find_one_and_update(scope: Any, target: Collection, arguments: dict[str, Any]) -> Any:
+def find_one_and_update(scope: Any, target: Any, arguments: dict[str, Any]) -> Any:
     flt, update_doc = take(arguments, "filter"), take(arguments, "update")
     returned = _return_document(arguments)
-    return target.find_one_and_update(flt, update_doc, **returned, **options(scope, arguments))
+    return scope.api.wait(target.find_one_and_update(flt, update_doc, **returned, **options(scope, arguments)))
 
 
 @operation("findOneAndReplace")
-def find_one_and_replace(scope: Any, target: Collection, arguments: dict[str, Any]) -> Any:
+def find_one_and_replace(scope: Any, target: Any, arguments: dict[str, Any]) -> Any:
     flt, replacement = take(arguments, "filter"), take(arguments, "replacement")
     returned = _return_document(arguments)
-    return target.find_one_and_replace(flt, replacement, **returned, **options(scope, arguments))
+    return scope.api.wait(target.find_one_and_replace(flt, replacement, **returned, **options(scope, arguments)))
 
 
 @operation("findOneAndDelete")
-def find_one_and_delete(scope: Any, target: Collection, arguments: dict[str, Any]) -> Any:
+def find_one_and_delete(scope: Any, target: Any, arguments: dict[str, Any]) -> Any:
     flt = take(arguments, "filter")
-    return target.find_one_and_delete(flt, **options(scope, arguments))
+    return scope.api.wait(target.find_one_and_delete(flt, **options(scope, arguments)))
 
 
 # Reads, cursors and sessions live beside this module; importing them registers them here.

@@ -12,9 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from pymongo.change_stream import ChangeStream
-
 from harness.core.ports import UnsupportedOperation
+from harness.drivers.pymongo.api_shims import CHANGE_STREAMS
 from harness.drivers.pymongo.operations import operation, options
 
 
@@ -22,6 +21,6 @@ from harness.drivers.pymongo.operations import operation, options
 def get_resume_token(scope: Any, target: Any, arguments: dict[str, Any]) -> Any:
     """The resume token the change stream would resume with now (``None`` when it has none)."""
     options(scope, arguments)
-    if not isinstance(target, ChangeStream):
+    if not isinstance(target, CHANGE_STREAMS):
         raise UnsupportedOperation(f"getResumeToken needs a change stream entity, got {type(target).__name__}")
     return target.resume_token

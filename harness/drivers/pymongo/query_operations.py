@@ -11,12 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pymongo import MongoClient
-from pymongo.collection import Collection
-from pymongo.database import Database
-
 from harness.core.observations import CursorDocuments
 from harness.core.ports import UnsupportedOperation
+from harness.drivers.pymongo.api_shims import CLIENTS, COLLECTIONS, DATABASES
 from harness.drivers.pymongo.operations import operation, options, take
 
 # Where ``find`` spells an option differently from the shared table (which suits aggregate).
@@ -36,86 +33,88 @@ def _find_options(scope: Any, arguments: dict[str, Any]) -> dict[str, Any]:
     return {**options(scope, arguments), **renamed}
 
 
-def _needs(target: Any, kinds: tuple[type, ...], name: str) -> None:
-    if not isinstance(target, kinds):
-        wanted = " or ".join(k.__name__.lower() for k in kinds)
+def _needs(target: Any, kinds: dict[str, tuple[type, ...]], name: str) -> None:
+    if not isinstance(target, tuple(t for types in kinds.values() for t in types)):
+        wanted = " or ".join(kinds)
         raise UnsupportedOperation(f"{name} needs a {wanted} entity, got {type(target).__name__}")
 
 
 @operation("find")
-def find(scope: Any, target: Collection, arguments: dict[str, Any]) -> CursorDocuments:
-    _needs(target, (Collection,), "find")
+def find(scope: Any, target: Any, arguments: dict[str, Any]) -> CursorDocuments:
+    _needs(target, {"collection": COLLECTIONS}, "find")
     flt = take(arguments, "filter")
-    return CursorDocuments(target.find(flt, **_find_options(scope, arguments)))
+    return CursorDocuments(scope.api.documents(target.find(flt, **_find_options(scope, arguments))))
 
 
 @operation("createFindCursor")
-def create_find_cursor(scope: Any, target: Collection, arguments: dict[str, Any]) -> Any:
-    _needs(target, (Collection,), "createFindCursor")
+def create_find_cursor(scope: Any, target: Any, arguments: dict[str, Any]) -> Any:
+    _needs(target, {"collection": COLLECTIONS}, "createFindCursor")
     flt = take(arguments, "filter")
     return target.find(flt, **_find_options(scope, arguments))
 
 
 @operation("aggregate")
-def aggregate(scope: Any, target: Collection | Database, arguments: dict[str, Any]) -> CursorDocuments:
-    _needs(target, (Collection, Database), "aggregate")
+def aggregate(scope: Any, target: Any, arguments: dict[str, Any]) -> CursorDocuments:
+    _needs(target, {"collection": COLLECTIONS, "database": DATABASES}, "aggregate")
     pipeline = take(arguments, "pipeline")
-    return CursorDocuments(target.aggregate(pipeline, **options(scope, arguments)))
+    return CursorDocuments(scope.api.documents(scope.api.wait(target.aggregate(pipeline, **options(scope, arguments)))))
 
 
 @operation("countDocuments")
-def count_documents(scope: Any, target: Collection, arguments: dict[str, Any]) -> int:
+def count_documents(scope: Any, target: Any, arguments: dict[str, Any]) -> int:
     flt = take(arguments, "filter")
-    return target.count_documents(flt, **options(scope, arguments))
+    return scope.api.wait(target.count_documents(flt, **options(scope, arguments)))
 
 
 @operation("estimatedDocumentCount")
-def estimated_document_count(scope: Any, target: Collection, arguments: dict[str, Any]) -> int:
-    return target.estimated_document_count(**options(scope, arguments))
+def estimated_document_count(scope: Any, target: Any, arguments: dict[str, Any]) -> int:
+    return scope.api.wait(target.estimated_document_count(**options(scope, arguments)))
 
 
 @operation("distinct")
-def distinct(scope: Any, target: Collection, arguments: dict[str, Any]) -> list[Any]:
+def distinct(scope: Any, target: Any, arguments: dict[str, Any]) -> list[Any]:
     key, flt = take(arguments, "fieldName"), take(arguments, "filter")
-    return target.distinct(key, flt, **options(scope, arguments))
+    return scope.api.wait(target.distinct(key, flt, **options(scope, arguments)))
 
 
 @operation("listDatabases")
-def list_databases(scope: Any, target: MongoClient, arguments: dict[str, Any]) -> CursorDocuments:
-    _needs(target, (MongoClient,), "listDatabases")
+def list_databases(scope: Any, target: Any, arguments: dict[str, Any]) -> CursorDocuments:
+    _needs(target, {"client": CLIENTS}, "listDatabases")
     flt = arguments.pop("filter", None)
     extra = {"filter": flt} if flt is not None else {}
-    return CursorDocuments(target.list_databases(**extra, **options(scope, arguments, allowed=("nameOnly",))))
+    cursor = scope.api.wait(target.list_databases(**extra, **options(scope, arguments, allowed=("nameOnly",))))
+    return CursorDocuments(scope.api.documents(cursor))
 
 
 @operation("listCollections")
-def list_collections(scope: Any, target: Database, arguments: dict[str, Any]) -> CursorDocuments:
-    _needs(target, (Database,), "listCollections")
-    return CursorDocuments(target.list_collections(**options(scope, arguments, allowed=("filter",))))
+def list_collections(scope: Any, target: Any, arguments: dict[str, Any]) -> CursorDocuments:
+    _needs(target, {"database": DATABASES}, "listCollections")
+    cursor = scope.api.wait(target.list_collections(**options(scope, arguments, allowed=("filter",))))
+    return CursorDocuments(scope.api.documents(cursor))
 
 
 @operation("listIndexes")
-def list_indexes(scope: Any, target: Collection, arguments: dict[str, Any]) -> CursorDocuments:
-    _needs(target, (Collection,), "listIndexes")
-    return CursorDocuments(target.list_indexes(**options(scope, arguments)))
+def list_indexes(scope: Any, target: Any, arguments: dict[str, Any]) -> CursorDocuments:
+    _needs(target, {"collection": COLLECTIONS}, "listIndexes")
+    return CursorDocuments(scope.api.documents(scope.api.wait(target.list_indexes(**options(scope, arguments)))))
 
 
-def _command_cursor(scope: Any, target: Database, arguments: dict[str, Any]) -> Any:
-    _needs(target, (Database,), "a cursor command")
+def _command_cursor(scope: Any, target: Any, arguments: dict[str, Any]) -> Any:
+    _needs(target, {"database": DATABASES}, "a cursor command")
     command = take(arguments, "command")
     arguments.pop("commandName", None)
     batch_size = arguments.pop("batchSize", None)
-    cursor = target.cursor_command(command, **options(scope, arguments))
+    cursor = scope.api.wait(target.cursor_command(command, **options(scope, arguments)))
     if batch_size is not None:
         cursor.batch_size(batch_size)
     return cursor
 
 
 @operation("createCommandCursor")
-def create_command_cursor(scope: Any, target: Database, arguments: dict[str, Any]) -> Any:
+def create_command_cursor(scope: Any, target: Any, arguments: dict[str, Any]) -> Any:
     return _command_cursor(scope, target, arguments)
 
 
 @operation("runCursorCommand")
-def run_cursor_command(scope: Any, target: Database, arguments: dict[str, Any]) -> CursorDocuments:
-    return CursorDocuments(_command_cursor(scope, target, arguments))
+def run_cursor_command(scope: Any, target: Any, arguments: dict[str, Any]) -> CursorDocuments:
+    return CursorDocuments(scope.api.documents(_command_cursor(scope, target, arguments)))

@@ -19,13 +19,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import pymongo
-from pymongo.change_stream import ChangeStream
-from pymongo.command_cursor import CommandCursor
-from pymongo.cursor import Cursor
 
 from harness.core.model import Operation
-
-_ITERABLES = (ChangeStream, Cursor, CommandCursor)
+from harness.drivers.pymongo.api_shims import ITERABLES as _ITERABLES
 
 
 def timeout_ms(scope: Any, operation: Operation, target: Any, arguments: dict[str, Any]) -> int | None:

@@ -30,6 +30,7 @@ def test_the_installed_entry_points_register_every_plug_in() -> None:
     assert registry.problems == []
     assert set(registry.installed) == {
         "driver-pymongo",
+        "driver-executor",
         "targets",
         "failpoints",
         "network-faults",
@@ -37,7 +38,7 @@ def test_the_installed_entry_points_register_every_plug_in() -> None:
         "suite-prose",
         "campaign",
     }
-    assert "pymongo" in registry.drivers
+    assert {"pymongo", "pymongo-async", "pymongo-executor", "node"} <= set(registry.drivers)
     assert {"embedded", "embedded-no-test-commands", "secantusdb-daemon", "uri", "testcontainers"} <= set(
         registry.targets
     )

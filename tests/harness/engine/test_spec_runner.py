@@ -202,16 +202,26 @@ class _ReappearingCollection:
             raise CollectionInvalid(f"collection {name} already exists")
 
 
+class _AdminOf:
+    """A stand-in admin client whose every database is ``database`` (only the target port's set-up is used)."""
+
+    def __init__(self, database) -> None:
+        self.database = database
+
+    def get_database(self, name, **options):
+        return self.database
+
+
 def test_set_up_drops_again_when_a_lingering_write_recreates_the_collection():
-    from pymongo.errors import CollectionInvalid
+    from harness.core.ports import TargetAdminError
+    from harness.targets.target_base import RECREATE_ATTEMPTS, TargetBase
 
-    from harness.engine.spec_runner import _RECREATE_ATTEMPTS, _recreate_collection
-
-    database = _ReappearingCollection(times=1)
-    _recreate_collection(database, "coll", {})
+    target = TargetBase("fake")
+    target.admin = _AdminOf(database := _ReappearingCollection(times=1))
+    target.admin_tasks.recreate_collection("db", "coll", {}, [])
     assert database.calls == [("drop", "coll"), ("create", "coll"), ("drop", "coll"), ("create", "coll")]
 
-    always = _ReappearingCollection(times=_RECREATE_ATTEMPTS)
-    with pytest.raises(CollectionInvalid):
-        _recreate_collection(always, "coll", {})
-    assert len(always.calls) == 2 * _RECREATE_ATTEMPTS
+    target.admin = _AdminOf(always := _ReappearingCollection(times=RECREATE_ATTEMPTS))
+    with pytest.raises(TargetAdminError, match="already exists"):
+        target.admin_tasks.recreate_collection("db", "coll", {}, [])
+    assert len(always.calls) == 2 * RECREATE_ATTEMPTS

@@ -1,0 +1,391 @@
+"""``harness executor-check CMD``: tells an executor's author which parts of the protocol it gets wrong.
+
+Each check sends a few messages (docs/executor-protocol.md) and prints ``ok`` or what was wrong with which
+message. A protocol fault (a crash, a hang, a line that is not JSON, a wrong id) ends the checks that need
+the process; the rest are reported as not run. The checks that need a server run on ``--uri`` when given,
+otherwise on a ``--target`` the harness starts itself (the run-options row ``harness run`` takes; default the
+embedded server), so an author needs no deployment of their own.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from bson import Binary, Decimal128, Int64, ObjectId, Timestamp, json_util
+
+from harness.core.ports import TargetUnavailable
+from harness.drivers.executor.adapter import hello_problems
+from harness.drivers.executor.process import HELLO_TIMEOUT_S, PROTOCOL_VERSION, ExecutorFailure, ExecutorProcess
+
+REQUEST_TIMEOUT_S = 20.0
+
+#: Values whose types must survive the Extended JSON round trip (section 2), key order included.
+ROUND_TRIP = {
+    "int32": 7,
+    "int64": Int64(2**40),
+    "smallInt64": Int64(1),
+    "double": 1.5,
+    "decimal": Decimal128("1.10"),
+    "timestamp": Timestamp(1700000000, 3),
+    "token": Binary(b"\x00\x01resume", 0),
+    "uuid": Binary(b"0123456789abcdef", 4),
+    "oid": ObjectId("0123456789abcdef01234567"),
+    "nested": {"z": 1, "a": [Int64(5), {"$": None}]},
+}
+
+
+@dataclass
+class Check:
+    process: ExecutorProcess
+    uri: str | None
+    problems: list[str] = field(default_factory=list)
+
+    def request(self, method: str, **params: Any) -> dict[str, Any]:
+        reply = self.process.request(method, params, REQUEST_TIMEOUT_S)
+        self.plain_envelope(method)
+        stray = self.process.unexpected_output(0.05)
+        if stray:
+            self.problems.append(f"{method}: stdout carried lines that are not replies: {stray[:3]!r}")
+        return reply
+
+    def plain_envelope(self, method: str) -> None:
+        """The reply's ``id`` and ``ok`` are plain JSON (section 2), not ``{"$numberInt": ...}``."""
+        envelope = json.loads(self.process.last_line)
+        request_id, ok = envelope.get("id"), envelope.get("ok")
+        if isinstance(request_id, bool) or not isinstance(request_id, int) or not isinstance(ok, bool):
+            self.problems.append(
+                f"{method}: the reply's id and ok must be a plain JSON integer and boolean (section 2), "
+                f"got id {json.dumps(request_id)}, ok {json.dumps(ok)}"
+            )
+
+    def expect_ok(self, method: str, **params: Any) -> Any:
+        reply = self.request(method, **params)
+        if not reply["ok"]:
+            self.problems.append(f"{method}: expected success, got error {reply['error']!r}")
+        return reply.get("result")
+
+
+def check_hello(check: Check) -> None:
+    reply = check.process.request("hello", {"protocolVersion": PROTOCOL_VERSION}, HELLO_TIMEOUT_S)
+    check.plain_envelope("hello")
+    if not reply["ok"]:
+        check.problems.append(f"hello: error reply {reply['error']!r}")
+        return
+    check.problems.extend(f"hello: {problem}" for problem in hello_problems(reply["result"]))
+    plain = json.loads(check.process.last_line).get("result") or {}
+    for key in ("protocolVersion", "fastHeartbeatMS", "minWireVersion"):
+        if isinstance(plain.get(key), dict):
+            check.problems.append(
+                f"hello: {key} must be a plain JSON number (hello is plain JSON), got {json.dumps(plain[key])}"
+            )
+
+
+def check_round_trip(check: Check) -> None:
+    echoed = check.expect_ok("echo", value=ROUND_TRIP)
+    if not isinstance(echoed, dict):
+        check.problems.append(f"echo: expected the document back, got {echoed!r}")
+        return
+    if list(echoed) != list(ROUND_TRIP):
+        check.problems.append(f"echo: key order changed: {list(echoed)}")
+    for key, sent in ROUND_TRIP.items():
+        got = echoed.get(key)
+        if _typed(got) != _typed(sent):
+            check.problems.append(
+                f"echo: {key} came back as {type(got).__name__} {got!r}, sent {type(sent).__name__} {sent!r}"
+            )
+
+
+def _typed(value: Any) -> tuple[str, Any, int | None]:
+    """A value with its BSON type; Python decodes binary subtype 0 as ``bytes``, the same BSON value."""
+    if isinstance(value, bytes) and not isinstance(value, Binary):
+        return ("Binary", bytes(value), 0)
+    if isinstance(value, Binary):
+        return ("Binary", bytes(value), value.subtype)
+    return (type(value).__name__, value, None)
+
+
+#: Lines that are not requests (section 1): no id to answer, so nothing may appear on stdout.
+NOT_REQUESTS = ("{not json", "[1, 2]", '{"method": "echo", "params": {"value": 1}}')
+
+
+def check_errors(check: Check) -> None:
+    reply = check.request("noSuchMethod")
+    if reply["ok"] or reply["error"].get("kind") != "notImplemented":
+        check.problems.append(f"noSuchMethod: expected an error of kind notImplemented, got {reply!r}")
+    for line in NOT_REQUESTS:
+        check.process.send_line(line)
+    stray = check.process.unexpected_output(0.5)
+    if stray:
+        check.problems.append(
+            f"lines that are not requests ({', '.join(NOT_REQUESTS)}) must get no reply on stdout (log them to "
+            f"stderr), got {stray[:3]!r}"
+        )
+        return
+    if check.expect_ok("echo", value="still there") != "still there":
+        check.problems.append("echo after lines that are not requests: the executor must keep reading requests")
+    reply = check.request("run", scope="no-such-scope", operation={"name": "find", "object": "x", "arguments": {}})
+    if reply["ok"] or reply["error"].get("kind") != "invalidRequest":
+        check.problems.append(f"run on an unknown scope: expected an error of kind invalidRequest, got {reply!r}")
+
+
+def check_with_server(check: Check) -> None:
+    """A scope on the server: results, a driver error's shape, events in order, an unknown operation."""
+    assert check.uri is not None
+    scope = {"scope": "check"}
+    check.expect_ok("openScope", uri=check.uri, iterationTimeoutMS=5000, heartbeatFrequencyMS=None, **scope)
+    observe = ["commandStartedEvent", "commandSucceededEvent", "commandFailedEvent"]
+    entities = [
+        {"client": {"id": "client", "observeEvents": observe}},
+        {"database": {"id": "db", "client": "client", "databaseName": "executor_check"}},
+        {"collection": {"id": "coll", "database": "db", "collectionName": "c"}},
+    ]
+    for entity in entities:
+        check.expect_ok("createEntity", entity=entity, **scope)
+    check.expect_ok("run", operation={"name": "deleteMany", "object": "coll", "arguments": {"filter": {}}}, **scope)
+    document = {"_id": Int64(1)}
+    run = {"name": "insertOne", "object": "coll", "arguments": {"document": document}}
+    inserted = check.expect_ok("run", operation=run, **scope)
+    if inserted != {"insertedId": Int64(1)} or not isinstance((inserted or {}).get("insertedId"), Int64):
+        check.problems.append(f"run insertOne: expected {{'insertedId': Int64(1)}}, got {inserted!r}")
+    duplicate = check.request("run", operation=run, **scope)
+    _check_driver_error(check, duplicate)
+    # batchSize arrives as {"$numberInt": "5"}: an option, which the executor passes as its language's number (2.1)
+    find = {"name": "find", "object": "coll", "arguments": {"filter": {}, "batchSize": 5}}
+    found = check.request("run", operation=find, **scope)
+    if found.get("resultKind") != "documents" or found.get("result") != [document]:
+        check.problems.append(f"run find (batchSize 5): expected resultKind documents and [{document}], got {found!r}")
+    bad_find = {"name": "find", "object": "coll", "arguments": {"filter": {"$noSuchOperator": 1}}}
+    failed = check.request("run", operation=bad_find, **scope)
+    if failed["ok"] or failed["error"].get("kind") != "driverError" or failed["error"].get("code") != 2:
+        check.problems.append(f"run find {{$noSuchOperator}}: expected a driverError with code 2, got {failed!r}")
+    reply = check.request("run", operation={"name": "noSuchOperation", "object": "coll", "arguments": {}}, **scope)
+    if reply["ok"] or reply["error"].get("kind") != "notImplemented":
+        check.problems.append(f"run noSuchOperation: expected an error of kind notImplemented, got {reply!r}")
+    _check_events(check, check.expect_ok("events", client="client", eventType="command", **scope))
+    check.expect_ok("closeScope", **scope)
+
+
+def _check_driver_error(check: Check, reply: dict[str, Any]) -> None:
+    error = reply.get("error") or {}
+    if reply["ok"] or error.get("kind") != "driverError":
+        check.problems.append(f"run insertOne (duplicate _id): expected a driverError, got {reply!r}")
+        return
+    expected = {"code": 11000, "isClientError": False, "isNetworkError": False, "isTimeoutError": False}
+    for key, value in expected.items():
+        if error.get(key) != value:
+            check.problems.append(f"driverError: {key} should be {value!r}, got {error.get(key)!r}")
+    for key, kind in (("message", str), ("type", str), ("errorLabels", list)):
+        if not isinstance(error.get(key), kind):
+            check.problems.append(f"driverError: {key} must be a {kind.__name__}, got {error.get(key)!r}")
+    if "codeName" not in error:
+        check.problems.append("driverError: codeName is missing (null when the server gave none)")
+
+
+def _check_events(check: Check, events: Any) -> None:
+    """deleteMany, insertOne, insertOne (failed), find: started and succeeded/failed pairs, in that order."""
+    if not isinstance(events, list):
+        check.problems.append(f"events: expected an array, got {events!r}")
+        return
+    names = [(e.get("kind"), e.get("commandName")) for e in events if isinstance(e, dict)]
+    want = [
+        ("commandStartedEvent", "delete"),
+        ("commandSucceededEvent", "delete"),
+        ("commandStartedEvent", "insert"),
+        ("commandSucceededEvent", "insert"),
+        ("commandStartedEvent", "insert"),
+        ("commandSucceededEvent", "insert"),  # a write error is an ok: 1 reply with writeErrors
+        ("commandStartedEvent", "find"),
+        ("commandSucceededEvent", "find"),
+        ("commandStartedEvent", "find"),
+        ("commandFailedEvent", "find"),  # the server answered ok: 0 (BadValue)
+    ]
+    missing = [f"{kind}({name})" for kind, name in _left_over(want, names)]
+    if missing:
+        check.problems.append(f"events: missing {', '.join(missing)} (every observed event, in order)")
+    extra = [f"{kind}({name})" for kind, name in _left_over(names, want)]
+    if extra:
+        check.problems.append(f"events: unexpected {', '.join(extra)}")
+    if not missing and not extra and names != want:
+        check.problems.append(f"events: out of order: expected {want}, got {names}")
+    for event in events:
+        kind = event.get("kind")
+        needed = {"commandStartedEvent": ("command", "databaseName", "requestId")}.get(kind, ("durationMS",))
+        if kind == "commandSucceededEvent":
+            needed = ("reply", "durationMS", "requestId")
+        if kind == "commandFailedEvent":
+            needed = ("failure", "durationMS", "requestId")
+            _check_failure(check, event.get("failure"))
+        missing = [key for key in needed if key not in event]
+        if missing:
+            check.problems.append(f"events: {kind}({event.get('commandName')}) lacks {missing}")
+
+
+def _check_failure(check: Check, failure: Any) -> None:
+    """A server's error: ``failure`` is the server's reply document, with its integer code (section 6.6)."""
+    if not isinstance(failure, dict) or not isinstance(failure.get("code"), int) or "errmsg" not in failure:
+        check.problems.append(
+            "events: commandFailedEvent(find) failure must be the server's reply document (ok, errmsg, code, "
+            f"codeName), got {_wire(failure)}"
+        )
+
+
+def _left_over(wanted: list[Any], got: list[Any]) -> list[Any]:
+    """What of ``wanted`` is not in ``got``, counting repeats (a multiset difference, in ``wanted``'s order)."""
+    remaining = list(got)
+    left = []
+    for item in wanted:
+        if item in remaining:
+            remaining.remove(item)
+        else:
+            left.append(item)
+    return left
+
+
+def check_change_stream(check: Check) -> None:
+    """A change stream: an entity reply, the insert it sees with its binary-bearing resume token intact."""
+    assert check.uri is not None
+    scope = {"scope": "stream"}
+    check.expect_ok("openScope", uri=check.uri, iterationTimeoutMS=5000, heartbeatFrequencyMS=None, **scope)
+    for entity in (
+        {"client": {"id": "client", "observeEvents": ["commandStartedEvent"]}},
+        {"database": {"id": "db", "client": "client", "databaseName": "executor_check"}},
+        {"collection": {"id": "coll", "database": "db", "collectionName": "stream"}},
+    ):
+        check.expect_ok("createEntity", entity=entity, **scope)
+    check.expect_ok("run", operation={"name": "deleteMany", "object": "coll", "arguments": {"filter": {}}}, **scope)
+    create = {"name": "createChangeStream", "object": "coll", "arguments": {"pipeline": []}}
+    reply = check.request("run", operation={**create, "saveResultAsEntity": "stream"}, **scope)
+    if not reply["ok"] or reply.get("resultKind") != "entity":
+        check.problems.append(f"run createChangeStream: expected resultKind entity, got {reply!r}")
+        return
+    started = check.expect_ok("events", client="client", eventType="command", **scope) or []
+    if "aggregate" not in [event.get("commandName") for event in started if isinstance(event, dict)]:
+        check.problems.append(
+            "run createChangeStream: replied before its driver sent the aggregate (section 6.4: the stream is "
+            "opened by createChangeStream, not lazily at the first iteration)"
+        )
+        check.expect_ok("closeScope", **scope)
+        return
+    document = {"_id": Int64(2), "at": Timestamp(1700000000, 1), "price": Decimal128("9.99")}
+    insert = {"name": "insertOne", "object": "coll", "arguments": {"document": document}}
+    check.expect_ok("run", operation=insert, **scope)
+    iterate = {"name": "iterateUntilDocumentOrError", "object": "stream", "arguments": {}}
+    change = check.expect_ok("run", operation=iterate, **scope)
+    if not isinstance(change, dict):
+        check.problems.append(f"run iterateUntilDocumentOrError: expected the change document, got {change!r}")
+    else:
+        expected = {"operationType": "insert", "documentKey": {"_id": Int64(2)}, "fullDocument": document}
+        for key, value in expected.items():
+            if _typed_tree(change.get(key)) != _typed_tree(value):
+                check.problems.append(f"change event: {key} should be {_wire(value)}, got {_wire(change.get(key))}")
+        if not isinstance(change.get("_id"), dict):
+            check.problems.append(f"change event: _id (the resume token) must be a document, got {change.get('_id')!r}")
+    check.expect_ok("run", operation={"name": "close", "object": "stream", "arguments": {}}, **scope)
+    check.expect_ok("closeScope", **scope)
+
+
+def _wire(value: Any) -> str:
+    """A value as canonical Extended JSON, the way it crosses the pipe (so an Int64 and an int look different)."""
+    return json_util.dumps(value, json_options=json_util.CANONICAL_JSON_OPTIONS)
+
+
+def _typed_tree(value: Any) -> Any:
+    """A value with every leaf's BSON type, so ``Int64(2)`` and ``2`` differ as they do on the wire."""
+    if isinstance(value, dict):
+        return [(key, _typed_tree(item)) for key, item in value.items()]
+    if isinstance(value, list):
+        return [_typed_tree(item) for item in value]
+    return _typed(value)
+
+
+def check_eof(check: Check) -> None:
+    status = check.process.finish()
+    if status != 0:
+        what = "did not exit within 5 s" if status is None else f"exited with status {status}"
+        check.problems.append(f"EOF on stdin: the executor {what} (it must finish and exit 0)")
+
+
+#: The checks, in order: each name, what it sends, and whether it needs a server.
+CHECKS: list[tuple[str, Callable[[Check], None], bool]] = [
+    ("handshake (hello)", check_hello, False),
+    ("Extended JSON round trip (echo)", check_round_trip, False),
+    ("error replies", check_errors, False),
+    ("a scope on the server", check_with_server, True),
+    ("a change stream on the server", check_change_stream, True),
+    ("EOF handling", check_eof, False),
+]
+
+
+def run_checks(command: str | list[str], uri: str | None, out: Callable[[str], None] = print) -> int:
+    """Run every check against a new process; 0 when all pass."""
+    try:
+        process = ExecutorProcess(command)
+    except ExecutorFailure as exc:
+        out(f"FAIL start: {exc}")
+        return 1
+    check = Check(process, uri)
+    failed = 0
+    broken: str | None = None
+    for name, run, needs_server in CHECKS:
+        if broken is not None:
+            out(f"NOT RUN {name}: the executor broke earlier")
+            failed += 1
+            continue
+        if needs_server and uri is None:
+            out(f"SKIP {name}: no server")
+            continue
+        check.problems = []
+        try:
+            run(check)
+        except ExecutorFailure as exc:
+            check.problems.append(str(exc))
+            broken = str(exc)
+        if check.problems:
+            failed += 1
+            out(f"FAIL {name}")
+            for problem in check.problems:
+                out(f"  - {problem}")
+        else:
+            out(f"ok   {name}")
+    if process.failure is None:
+        process.kill()
+    out(f"{len(CHECKS)} checks, {failed} failed")
+    return 1 if failed else 0
+
+
+def run_checks_on_target(command: str | list[str], target_spec: str, out: Callable[[str], None] = print) -> int:
+    """Start ``--target NAME[=ARG]`` from the plug-in table (as ``harness run`` does), run every check on it, stop it;
+    2 when the target cannot start."""
+    from harness.app import compose
+
+    try:
+        target = compose.plugins().make_target(target_spec)
+        target.start()
+    except TargetUnavailable as exc:
+        out(f"FAIL start the target {target_spec!r}: {exc}")
+        return 2
+    try:
+        out(f"target {target_spec}: {target.uri}")
+        return run_checks(command, target.uri, out)
+    finally:
+        target.stop()
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from harness.app.options import add_cli_options
+
+    parser.add_argument("executor", help="the executor's command line (one argument; split as a shell would)")
+    add_cli_options(parser, only=("target",))
+    parser.add_argument(
+        "--uri", help="a running MongoDB deployment for the checks that need a server, instead of starting --target"
+    )
+
+
+def command_executor_check(args: argparse.Namespace) -> int:
+    if args.uri:
+        return run_checks(args.executor, args.uri)
+    return run_checks_on_target(args.executor, args.target)

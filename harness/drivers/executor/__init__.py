@@ -1,0 +1,1 @@
+"""Drivers under test in another process, over the executor protocol (docs/executor-protocol.md)."""

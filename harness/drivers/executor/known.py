@@ -1,0 +1,45 @@
+"""The executors the harness knows by driver name, ``exec:CMD`` for any other, ``node@SPEC`` for a Node release.
+
+A known executor is a command line; a driver team's own executor needs no entry here
+(``--driver exec:"node my-executor.js"``).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+_DRIVERS = Path(__file__).resolve().parent.parent
+_NODE = ["node", str(_DRIVERS / "node" / "executor.js")]
+
+#: ``--driver NAME`` -> the executor's command line (argv).
+KNOWN_EXECUTORS: dict[str, list[str]] = {
+    "pymongo-executor": [sys.executable, "-m", "harness.drivers.executor.pymongo_reference"],
+    "node": _NODE,
+}
+
+
+def _node_release(spec: str) -> list[str]:
+    from harness.drivers.executor.node_release import installed_driver
+
+    return [*_NODE, "--driver-module", str(installed_driver(spec))]
+
+
+def _as_written(command: str) -> str:
+    """``exec:CMD`` as written: the adapter splits it as a shell would and records it unchanged."""
+    return command
+
+
+def _node_module(path: str) -> list[str]:
+    return [*_NODE, "--driver-module", str(Path(path).expanduser().resolve())]
+
+
+#: ``--driver PREFIX+ARGUMENT`` -> the executor's command line for ARGUMENT: ``exec:CMD``, any executor (split as a
+#: shell would); ``node@SPEC``, the npm ``mongodb`` release SPEC (installed once into the harness's cache folder);
+#: ``node=PATH``, the Node driver in a ``node_modules/mongodb`` folder of one's own.
+DRIVER_SCHEMES: dict[str, Callable[[str], str | list[str]]] = {
+    "exec:": _as_written,
+    "node@": _node_release,
+    "node=": _node_module,
+}

@@ -1,0 +1,21 @@
+"""Plug-in: executor drivers (``--driver pymongo-executor``, ``node``, ``node@6.x``, ``node=PATH``, ``exec:CMD``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def _executor(command: str | list[str]) -> Any:
+    from harness.drivers.executor.adapter import ExecutorAdapter
+
+    return ExecutorAdapter(command)
+
+
+def install(registry: Any) -> None:
+    from harness.drivers.executor.known import DRIVER_SCHEMES, KNOWN_EXECUTORS
+
+    for name, argv in KNOWN_EXECUTORS.items():
+        if name not in registry.drivers:  # a plug-in of its own (the Node driver's) may register it first
+            registry.add_driver(name, lambda argv=argv: _executor(argv))
+    for prefix, command in DRIVER_SCHEMES.items():
+        registry.add_driver_scheme(prefix, lambda argument, command=command: _executor(command(argument)))

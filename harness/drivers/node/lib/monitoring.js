@@ -1,0 +1,127 @@
+// What a client observed (docs/executor-protocol.md, sections 6.1 and 6.6): the driver's own command, CMAP and
+// SDAM events, recorded per family in publication order, with the fields the harness's comparators need.
+
+/** Node's event name -> [protocol family, the unified format's event name]. */
+const EVENTS = {
+  commandStarted: ['command', 'commandStartedEvent'],
+  commandSucceeded: ['command', 'commandSucceededEvent'],
+  commandFailed: ['command', 'commandFailedEvent'],
+  connectionPoolCreated: ['cmap', 'poolCreatedEvent'],
+  connectionPoolReady: ['cmap', 'poolReadyEvent'],
+  connectionPoolCleared: ['cmap', 'poolClearedEvent'],
+  connectionPoolClosed: ['cmap', 'poolClosedEvent'],
+  connectionCreated: ['cmap', 'connectionCreatedEvent'],
+  connectionReady: ['cmap', 'connectionReadyEvent'],
+  connectionClosed: ['cmap', 'connectionClosedEvent'],
+  connectionCheckOutStarted: ['cmap', 'connectionCheckOutStartedEvent'],
+  connectionCheckOutFailed: ['cmap', 'connectionCheckOutFailedEvent'],
+  connectionCheckedOut: ['cmap', 'connectionCheckedOutEvent'],
+  connectionCheckedIn: ['cmap', 'connectionCheckedInEvent'],
+  serverDescriptionChanged: ['sdam', 'serverDescriptionChangedEvent'],
+  topologyDescriptionChanged: ['sdam', 'topologyDescriptionChangedEvent'],
+  serverHeartbeatStarted: ['sdam', 'serverHeartbeatStartedEvent'],
+  serverHeartbeatSucceeded: ['sdam', 'serverHeartbeatSucceededEvent'],
+  serverHeartbeatFailed: ['sdam', 'serverHeartbeatFailedEvent'],
+  topologyOpening: ['sdam', 'topologyOpeningEvent'],
+  topologyClosed: ['sdam', 'topologyClosedEvent'],
+};
+
+export const EVENT_FAMILIES = ['command', 'cmap', 'sdam'];
+
+const SENSITIVE_COMMANDS = new Set([
+  'authenticate',
+  'saslstart',
+  'saslcontinue',
+  'getnonce',
+  'createuser',
+  'updateuser',
+  'copydbgetnonce',
+  'copydbsaslstart',
+  'copydb',
+]);
+const HELLO_COMMANDS = new Set(['hello', 'ismaster']);
+
+/** Whether a command started event is one the protocol leaves out (section 6.1). */
+function leftOut(event, options) {
+  const name = String(event.commandName).toLowerCase();
+  if (options.ignored.has(event.commandName) || name === 'configurefailpoint') return true;
+  if (options.observeSensitiveCommands) return false;
+  if (SENSITIVE_COMMANDS.has(name)) return true;
+  const command = event.command ?? {};
+  return HELLO_COMMANDS.has(name) && ('speculativeAuthenticate' in command || Object.keys(command).length === 0);
+}
+
+/** `{host, port}` descriptions carry more than the comparators use: only the SDAM type name crosses. */
+const description = (value) => (value == null ? undefined : { type: value.type });
+
+/** Always a document (section 6.6): a server's error as its reply (ok, errmsg, code, codeName...), any other
+ * failure as `{errmsg, errtype}`. */
+function failureOf(failure) {
+  if (failure == null) return undefined;
+  if (failure.errorResponse != null && typeof failure.errorResponse === 'object') return failure.errorResponse;
+  if (typeof failure.code === 'number') {
+    return { ok: 0, errmsg: failure.message, code: failure.code, codeName: failure.codeName ?? null };
+  }
+  const errmsg = failure instanceof Error ? failure.message : String(failure);
+  return { errmsg, errtype: failure?.constructor?.name ?? 'Error' };
+}
+
+/** The protocol document of one event (fields the driver does not know are left out). */
+function eventDocument(kind, family, event, codec) {
+  const document = { kind };
+  if (family === 'command') {
+    document.commandName = event.commandName;
+    document.databaseName = event.databaseName;
+    document.requestId = new codec.Int32(event.requestId);
+    if (event.operationId != null) document.operationId = new codec.Int32(event.operationId);
+    if (event.serverConnectionId != null) document.serverConnectionId = codec.Long.fromBigInt(BigInt(event.serverConnectionId));
+    if (event.serviceId != null) document.serviceId = event.serviceId;
+    if (event.command !== undefined) document.command = event.command;
+    if (event.reply !== undefined) document.reply = event.reply;
+    if (event.failure !== undefined) document.failure = failureOf(event.failure);
+    if (event.duration !== undefined) document.durationMS = new codec.Double(event.duration);
+  } else if (family === 'cmap') {
+    if (event.reason != null) document.reason = event.reason;
+    if (event.serviceId != null) document.serviceId = event.serviceId;
+  } else {
+    if (event.previousDescription !== undefined) document.previousDescription = description(event.previousDescription);
+    if (event.newDescription !== undefined) document.newDescription = description(event.newDescription);
+    if (event.awaited !== undefined) document.awaited = event.awaited;
+  }
+  return document;
+}
+
+/**
+ * Listen to everything a client publishes and keep what its entity observes. Connections checked out are
+ * counted whatever is observed (`connectionsCheckedOut`).
+ */
+export class ClientMonitor {
+  constructor(client, spec, codec) {
+    this.codec = codec;
+    this.observed = new Set(spec.observeEvents ?? []);
+    this.options = {
+      ignored: new Set(spec.ignoreCommandMonitoringEvents ?? []),
+      observeSensitiveCommands: spec.observeSensitiveCommands === true,
+    };
+    this.events = { command: [], cmap: [], sdam: [] };
+    this.skippedRequests = new Set();
+    this.checkedOut = 0;
+    for (const [name, [family, kind]] of Object.entries(EVENTS)) {
+      client.on(name, (event) => this.record(family, kind, event));
+    }
+    client.on('connectionCheckedOut', () => (this.checkedOut += 1));
+    client.on('connectionCheckedIn', () => (this.checkedOut -= 1));
+  }
+
+  record(family, kind, event) {
+    if (family === 'command') {
+      if (kind === 'commandStartedEvent' && leftOut(event, this.options)) this.skippedRequests.add(event.requestId);
+      if (this.skippedRequests.has(event.requestId)) {
+        if (kind !== 'commandStartedEvent') this.skippedRequests.delete(event.requestId);
+        return;
+      }
+    }
+    if (!this.observed.has(kind)) return;
+    this.events[family].push(eventDocument(kind, family, event, this.codec));
+  }
+}

@@ -1,0 +1,30 @@
+"""pymongo's asynchronous API (``AsyncMongoClient``) as a driver under test: ``--driver pymongo-async``.
+
+Not a second adapter: the scope is :class:`~harness.drivers.pymongo.adapter.PyMongoScope` with the
+asynchronous shim (:class:`~harness.drivers.pymongo.api_shims.AsyncApi`), so entity creation, events,
+log messages, session state and the whole operation table are the synchronous driver's code, run
+against ``AsyncMongoClient`` objects on an event loop of the test's own.
+"""
+
+from __future__ import annotations
+
+import pymongo
+
+from harness.drivers.pymongo.adapter import PyMongoAdapter, PyMongoScope
+from harness.drivers.pymongo.api_shims import AsyncApi
+
+
+class AsyncPyMongoScope(PyMongoScope):
+    """One test's entities, made with ``AsyncMongoClient``; its event loop stops when the scope closes."""
+
+    def __init__(self, uri: str, iteration_timeout_s: float, heartbeat_ms: int | None = None) -> None:
+        self.api = AsyncApi()
+        super().__init__(uri, iteration_timeout_s, heartbeat_ms)
+
+
+class AsyncPyMongoAdapter(PyMongoAdapter):
+    name = "pymongo-async"
+    version = f"{pymongo.version} (async)"
+
+    def open_scope(self, uri: str, *, iteration_timeout_s: float, fast_heartbeats: bool = False) -> PyMongoScope:
+        return AsyncPyMongoScope(uri, iteration_timeout_s, self.fast_heartbeat_ms if fast_heartbeats else None)
