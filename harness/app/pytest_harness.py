@@ -87,7 +87,7 @@ class SpecFile(pytest.File):
 
         if _PINS_KEY not in self.config.stash:
             self.config.stash[_PINS_KEY] = PinIndex.load()
-        for test in pin_checked(load_file(self.path), self.config.stash[_PINS_KEY]):
+        for test in pin_checked([(self.path, load_file(self.path))], self.config.stash[_PINS_KEY]):
             yield SpecItem.from_parent(self, name=test.description, test=test)
 
 
@@ -138,6 +138,18 @@ class SpecItem(pytest.Item):
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "spec_format(name): the spec format a collected test came from")
+    _refuse_strict_under_xdist(config)
+
+
+def _refuse_strict_under_xdist(config: pytest.Config) -> None:
+    """``-n N --harness-strict`` does not start: each pytest-xdist worker runs a share of the tests, so no process
+    sees the whole run to judge its notes, and records saying ``strict: true`` would promise checks nobody made."""
+    workers = config.getoption("numprocesses", default=None)
+    if workers and getattr(config, "workerinput", None) is None and config.getoption("harness_strict", default=False):
+        raise pytest.UsageError(
+            f"--harness-strict cannot judge a run split across pytest-xdist workers (-n {workers}): no process "
+            "sees every test's result. Drop -n (or give -n 0), or run it as harness run --strict -j N"
+        )
 
 
 def _harness_run(config: pytest.Config) -> Any:
@@ -196,7 +208,8 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     run make the session fail (exit 1). Each pinned file's tests are counted as pytest selected them (``-k``)."""
     run = session.config.stash.get(_RUN_KEY, None)
     if run is None or getattr(session.config, "workerinput", None) is not None:
-        return  # a pytest-xdist worker ran a share of the tests: its notes would judge the share (docs/pins.md)
+        return  # a pytest-xdist worker ran a share of the tests: its notes would judge the share (docs/pins.md;
+        # --harness-strict with -n is refused at start, _refuse_strict_under_xdist)
     notes = run.options.notes
     produced = session.config.stash.get(_PRODUCED_KEY, [])
     selected = [item.test.file for item in session.items if isinstance(item, SpecItem)]

@@ -11,10 +11,10 @@ from typing import Any
 
 def _collect(specs: list[Any]) -> list[Any]:
     """Every test of the files under ``specs``; a file whose pin gives another test count gets an error test."""
-    from harness.formats.loaders import load_paths
+    from harness.formats.loaders import load_files
     from harness.formats.pins import PinIndex, pin_checked
 
-    return pin_checked(load_paths(specs), PinIndex.load()) if specs else []
+    return pin_checked(load_files(specs), PinIndex.load()) if specs else []
 
 
 def install(registry: Any) -> None:

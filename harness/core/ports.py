@@ -199,6 +199,11 @@ class DirectFailPointBackend(Protocol):
 
     def disarm(self, fail_point: str) -> None: ...
 
+    def leftovers(self) -> list[str]:
+        """Fail points still in effect that nobody armed through this backend, by name ([] when the backend
+        cannot know): the manager turns them off and reports them after every test."""
+        ...
+
     def close(self) -> None: ...
 
 
@@ -271,3 +276,8 @@ class FailPointBackend(Protocol):
     def arm(self, command: dict[str, Any]) -> None: ...
 
     def disarm(self, fail_point: str) -> None: ...
+
+    def leftovers(self) -> list[str]:
+        """Fail points still in effect that nobody armed through this backend, by name ([] when the backend
+        cannot know): the manager turns them off and reports them after every test."""
+        ...

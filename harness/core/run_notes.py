@@ -19,11 +19,11 @@ from typing import Any
 NOTE_KINDS: dict[str, bool] = {
     "plugin-not-installed": True,
     "no-schema": True,
-    #: an entry naming a file the run loaded, matching none of its tests
+    #: an entry naming a file the run loaded, matching none of its tests; or a file no corpus or pin knows
     "stale-expectation": True,
     #: tests of a pinned file that the run selected and that produced no result
     "pinned-test-missing": True,
-    #: an entry for a test the run did not select (-k), or for a file it did not load (another suite, --specs)
+    #: an entry for a test the run did not select (-k), or for a pinned file it did not load (another --specs)
     "expectation-not-selected": False,
     #: a spec file no pin knows, by content or by path (a newer corpus): run, its test count unchecked
     "unpinned": False,
@@ -56,6 +56,9 @@ class RunNotes:
     loaded: list[str] | None = None
     #: For each file whose pin matched: how many of its tests the run selected (each must produce a result).
     pinned: dict[str, int] = field(default_factory=dict)
+    #: The file stems every pin manifest knows: an entry for one of them that the run did not load is another
+    #: corpus's (a note); an entry for a file neither loaded nor pinned names no file at all (stale).
+    pinned_stems: set[str] = field(default_factory=set)
     _closed: bool = field(default=False, init=False, repr=False)
 
     def add(self, kind: str, words: str) -> None:
@@ -88,10 +91,14 @@ class RunNotes:
         return [note for note in self.notes if note.fails_strict] if self.strict else []
 
     def _is_stale(self, pattern: str) -> bool:
-        """Stale: no loaded test matches it, and it names a file the run loaded (its part before ``::``)."""
+        """Stale: no loaded test matches it, and its file (the part before ``::``) is one the run loaded, or one
+        that no pin knows either (deleted, or misspelt)."""
         if self.loaded is None:
             return True
         if any(pattern == test_id or fnmatch.fnmatchcase(test_id, pattern) for test_id in self.loaded):
             return False  # loaded, then not selected (-k)
         file_part = pattern.split("::", 1)[0]
-        return any(fnmatch.fnmatchcase(test_id.split("::", 1)[0], file_part) for test_id in self.loaded)
+        if any(fnmatch.fnmatchcase(test_id.split("::", 1)[0], file_part) for test_id in self.loaded):
+            return True
+        stem = file_part.split("/", 1)[-1]  # format/stem
+        return not any(fnmatch.fnmatchcase(known, stem) for known in self.pinned_stems)

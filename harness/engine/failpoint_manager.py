@@ -71,8 +71,7 @@ class FailPointManager:
                 problems.append(f"could not turn off fail point {name!r} ({self.backend.name}): {exc}")
                 with self._lock:
                     self._armed.append(name)
-        leftovers = getattr(self.backend, "leftovers", None)
-        for name in leftovers() if leftovers else []:
+        for name in self.backend.leftovers():
             problems.append(f"fail point {name!r} is still armed on the {self.backend.name} backend; turned off now")
             self.backend.disarm(name)
         return problems

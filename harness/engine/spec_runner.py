@@ -15,7 +15,7 @@ The procedure, whatever format the test came from:
 6. always: close the driver scope and turn every fail point off.
 
 Step 1 is :meth:`SpecRunner.preflight`; steps 2 to 5 are the body of a
-:class:`~harness.engine.operation_table.TestContext`; the run drives it
+:class:`~harness.engine.test_context.TestContext`; the run drives it
 through the one per-test lifecycle (:mod:`harness.engine.lifecycle`), which
 owns the deadline and step 6, so a target that hangs gives an ``error``
 verdict and the run goes on.

@@ -76,6 +76,8 @@ class LoadBudget:
         self.text = 0
         self.deadline = clock() + MAX_LOAD_SECONDS if deadline is None else deadline
         self._next_check = _CHECK_EVERY
+        #: How the counts were made, for the message: YAML counts aliases expanded; JSON has none.
+        self.counted = " after alias expansion"
 
     def recount(self) -> LoadBudget:
         """Nothing counted, the same deadline: for a second parse of the same file."""
@@ -99,11 +101,9 @@ class LoadBudget:
     def check(self) -> None:
         """Raise if a limit is broken; look at the clock every :data:`_CHECK_EVERY` nodes."""
         if self.nodes > MAX_NODES:
-            raise LoadLimitExceeded(f"more than {MAX_NODES} nodes after alias expansion (limit {MAX_NODES})")
+            raise LoadLimitExceeded(f"more than {MAX_NODES} nodes{self.counted} (limit {MAX_NODES})")
         if self.text > MAX_TEXT_BYTES:
-            raise LoadLimitExceeded(
-                f"more than {MAX_TEXT_BYTES} bytes of text after alias expansion (limit {MAX_TEXT_BYTES})"
-            )
+            raise LoadLimitExceeded(f"more than {MAX_TEXT_BYTES} bytes of text{self.counted} (limit {MAX_TEXT_BYTES})")
         if self.nodes >= self._next_check:
             self._next_check = self.nodes + _CHECK_EVERY
             self.check_time()
@@ -118,6 +118,7 @@ def check_decoded(data: Any, budget: LoadBudget) -> None:
 
     One level at a time, without recursion, stopping at the first level past a limit.
     """
+    budget.counted = ""
     level = [data]
     for depth in range(1, MAX_DEPTH + 2):
         below: list[Any] = []

@@ -44,15 +44,29 @@ def load_file(path: Path) -> list[SpecTest]:
     return [_file_error(path, f"{path}: not a spec test file of any known format ({known})")]
 
 
-def load_paths(paths: list[Path]) -> list[SpecTest]:
-    """Tests of every spec file under ``paths``, in a stable order."""
-    tests: list[SpecTest] = []
+def format_of(path: Path) -> str:
+    """The name of the format whose recogniser accepts the file (``unknown`` when none does or it does not read)."""
+    try:
+        data = read_spec_file(path).data
+    except SpecFileError:
+        return "unknown"
+    return next((name for name, recognise, _ in FORMAT_LOADERS if recognise(data)), "unknown")
+
+
+def load_files(paths: list[Path]) -> list[tuple[Path, list[SpecTest]]]:
+    """Every spec file discovered under ``paths`` with its tests, in a stable order, a file of no tests included
+    (the pin check needs to see it); a root that does not exist is itself with its one error test."""
+    loaded: list[tuple[Path, list[SpecTest]]] = []
     for root in paths:
         try:
             files = discover_spec_files([root])
         except SpecFileError as exc:
-            tests.append(_file_error(root, str(exc)))
+            loaded.append((root, [_file_error(root, str(exc))]))
             continue
-        for path in files:
-            tests.extend(load_file(path))
-    return tests
+        loaded.extend((path, load_file(path)) for path in files)
+    return loaded
+
+
+def load_paths(paths: list[Path]) -> list[SpecTest]:
+    """Tests of every spec file under ``paths``, in a stable order."""
+    return [test for _, tests in load_files(paths) for test in tests]

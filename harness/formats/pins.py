@@ -22,7 +22,6 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from itertools import groupby
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +29,7 @@ import yaml
 
 from harness.core.model import SpecTest
 from harness.core.project_data import project_data
-from harness.formats.loaders import load_file
+from harness.formats.loaders import format_of, load_file
 from harness.formats.spec_reader import SPEC_SUFFIXES
 
 PINNED, MISCOUNTED, CHANGED, UNPINNED = "pinned", "miscounted", "changed", "unpinned"
@@ -97,6 +96,11 @@ class PinIndex:
         paths = sorted(folder.glob("*.yml")) if folder.is_dir() else []
         return cls([pin for path in paths for pin in read_manifest(path)])
 
+    def stems(self) -> set[str]:
+        """The name of every pinned file without folder or extension (``x.yml`` and ``x.json`` share one), as
+        the file part of a test id spells it (``format/stem``)."""
+        return {Path(pin.path).stem for pin in self.files}
+
     def status(self, path: Path, loaded: int | None = None) -> FileStatus:
         """The file's standing; with ``loaded`` (its test count), known content with another count is miscounted."""
         known = tuple(self._by_hash.get(sha256_of(path), ()))
@@ -108,18 +112,21 @@ class PinIndex:
         return FileStatus(CHANGED, same_path) if same_path else FileStatus(UNPINNED)
 
 
-def pin_checked(tests: list[SpecTest], index: PinIndex) -> list[SpecTest]:
-    """The loaded tests, each miscounted file followed by one ``error`` test naming both counts."""
+def pin_checked(files: Iterable[tuple[Path, list[SpecTest]]], index: PinIndex) -> list[SpecTest]:
+    """The loaded tests, each miscounted file followed by one ``error`` test naming both counts.
+
+    ``files``: every discovered spec file with its tests (:func:`~harness.formats.loaders.load_files`), so a
+    pinned file the loaders made no test of is checked too: grouping the loaded tests would never see it.
+    """
     checked: list[SpecTest] = []
-    for file, group in groupby(tests, key=lambda test: test.file):
-        of_file = list(group)
+    for path, of_file in files:
         checked.extend(of_file)
-        if not Path(file).is_file():
+        if not path.is_file():
             continue  # a --specs root that does not exist: already an error test
         loaded = count_tests(of_file)
-        standing = index.status(Path(file), loaded)
+        standing = index.status(path, loaded)
         if standing.status == MISCOUNTED:
-            checked.append(_pin_error(of_file[0], loaded, standing.pins[0]))
+            checked.append(_pin_error(path, of_file, loaded, standing.pins[0]))
     return checked
 
 
@@ -133,15 +140,16 @@ def file_statuses(tests: list[Any], index: PinIndex) -> dict[str, str]:
     return {file: MISCOUNTED if file in miscounted else index.status(Path(file)).status for file in files}
 
 
-def _pin_error(first: SpecTest, loaded: int, pin: PinnedFile) -> SpecTest:
+def _pin_error(path: Path, of_file: list[SpecTest], loaded: int, pin: PinnedFile) -> SpecTest:
+    """The error test of a miscounted file, in its first test's format (a file of no test: its recogniser's)."""
+    file = of_file[0].file if of_file else str(path)
     message = (
-        f"{first.file}: the loaders made {loaded} test(s) of it, but its pin says {pin.tests} "
+        f"{file}: the loaders made {loaded} test(s) of it, but its pin says {pin.tests} "
         f"(specs/pins/{pin.manifest}.yml: {pin.path}, the same SHA-256 {pin.sha256[:12]}): a loader dropped "
         f"or added tests. If the loaders changed on purpose, refresh the pin: harness specs pin {pin.source}"
     )
-    return SpecTest(
-        file=first.file, format=first.format, description=PIN_ERROR, comparator=first.comparator, load_error=message
-    )
+    form, comparator = (of_file[0].format, of_file[0].comparator) if of_file else (format_of(path), "legacy")
+    return SpecTest(file=file, format=form, description=PIN_ERROR, comparator=comparator, load_error=message)
 
 
 # -- manifests ----------------------------------------------------------------------------------------

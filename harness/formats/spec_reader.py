@@ -221,13 +221,19 @@ def _read_bounded(path: Path) -> bytes:
 
 
 def _read_json(path: Path, text: str, budget: LoadBudget) -> SpecDocument:
+    # Plain JSON first and the limits on it, so a file past a limit costs no Extended JSON decoding.
     try:
-        data = json_util.loads(text, json_options=_JSON_OPTIONS)
+        plain = json.loads(text)
     except RecursionError as exc:  # Python's json recurses per level: far deeper than the limit
         raise load_limits.too_deep() from exc
     except ValueError as exc:
         raise SpecFileError(f"{path}: invalid JSON: {exc}") from exc
-    load_limits.check_decoded(data, budget)
+    load_limits.check_decoded(plain, budget)
+    try:
+        data = json_util.loads(text, json_options=_JSON_OPTIONS)
+    except (TypeError, ValueError) as exc:
+        raise SpecFileError(f"{path}: cannot decode Extended JSON: {exc}") from exc
+    budget.check_time()
     return SpecDocument(path, data, _json_test_lines(text, data))
 
 
@@ -271,6 +277,8 @@ def _read_yaml(path: Path, text: str, budget: LoadBudget) -> SpecDocument:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark is not None else ""
         raise SpecFileError(f"{path}:{where}: invalid YAML: {exc}") from exc
+    except ValueError as exc:  # a scalar PyYAML cannot construct, e.g. an integer past Python's digit limit
+        raise SpecFileError(f"{path}: invalid YAML: {exc}") from exc
     budget.check_time()
     try:
         decoded = decode_extended_json(data)

@@ -27,6 +27,12 @@ from harness.drivers.executor.process import (
 REQUEST_TIMEOUT_S = 300.0
 #: How long closing a scope waits for a busy executor (a timed-out test's) before leaving it to restart().
 CLOSE_WAIT_S = 2.0
+#: What an executor that never answered ``hello`` is recorded as: nothing is known about its driver.
+_NOT_STARTED: dict[str, Any] = {
+    "driver": {"name": "unknown", "version": "unknown", "language": "unknown"},
+    "capabilities": [],
+    "operations": [],
+}
 
 
 class ExecutorEntity:
@@ -91,8 +97,13 @@ class ExecutorAdapter:
         self._process: ExecutorProcess | None = None
         self._scope_ids = itertools.count(1)
         self._hello: dict[str, Any] = {}
-        self._started()
-        hello = self._hello
+        #: Why the executor could not start: the run still goes on, and each test is an ``error`` saying this.
+        self.start_failure: str | None = None
+        try:
+            self._started()
+        except ExecutorFailure as exc:
+            self.start_failure = str(exc)
+        hello = self._hello or _NOT_STARTED
         self.name: str = hello["driver"]["name"]
         self.version: str = hello["driver"]["version"]
         self.language: str = hello["driver"]["language"]
@@ -104,13 +115,15 @@ class ExecutorAdapter:
     def _started(self) -> ExecutorProcess:
         """The live process, a new one (handshake done) if there is none or the last one broke."""
         with self._lock:
+            if self.start_failure is not None:
+                raise ExecutorFailure(self.start_failure)
             if self._process is None or self._process.failure is not None:
                 process = ExecutorProcess(self.command)
                 try:
                     hello = _handshake(process.request("hello", {"protocolVersion": PROTOCOL_VERSION}, HELLO_TIMEOUT_S))
-                except ExecutorFailure:
+                except ExecutorFailure as exc:
                     process.kill()
-                    raise
+                    raise ExecutorFailure(f"the executor could not start: {exc}") from exc
                 if self._hello and hello["driver"] != self._hello["driver"]:
                     process.kill()
                     raise ExecutorFailure(f"the restarted executor is another driver: {hello['driver']}")

@@ -18,30 +18,46 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from pymongo import AsyncMongoClient, MongoClient
-from pymongo.asynchronous.change_stream import AsyncChangeStream
-from pymongo.asynchronous.client_session import AsyncClientSession
-from pymongo.asynchronous.collection import AsyncCollection
-from pymongo.asynchronous.command_cursor import AsyncCommandCursor
-from pymongo.asynchronous.cursor import AsyncCursor
-from pymongo.asynchronous.database import AsyncDatabase
-from pymongo.synchronous.change_stream import ChangeStream
-from pymongo.synchronous.client_session import ClientSession
-from pymongo.synchronous.collection import Collection
-from pymongo.synchronous.command_cursor import CommandCursor
-from pymongo.synchronous.cursor import Cursor
-from pymongo.synchronous.database import Database
+from pymongo import MongoClient
+from pymongo.change_stream import ChangeStream
+from pymongo.client_session import ClientSession
+from pymongo.collection import Collection
+from pymongo.command_cursor import CommandCursor
+from pymongo.cursor import Cursor
+from pymongo.database import Database
 
-#: Entity kinds, each as the classes of both APIs.
-CLIENTS: tuple[type[Any], ...] = (MongoClient, AsyncMongoClient)
-DATABASES: tuple[type[Any], ...] = (Database, AsyncDatabase)
-COLLECTIONS: tuple[type[Any], ...] = (Collection, AsyncCollection)
-SESSIONS: tuple[type[Any], ...] = (ClientSession, AsyncClientSession)
-CHANGE_STREAMS: tuple[type[Any], ...] = (ChangeStream, AsyncChangeStream)
-FIND_CURSORS: tuple[type[Any], ...] = (Cursor, AsyncCursor)
+try:  # pymongo 4.10+; the harness supports older releases (matrix cells), where only the sync API exists
+    from pymongo import AsyncMongoClient
+    from pymongo.asynchronous.change_stream import AsyncChangeStream
+    from pymongo.asynchronous.client_session import AsyncClientSession
+    from pymongo.asynchronous.collection import AsyncCollection
+    from pymongo.asynchronous.command_cursor import AsyncCommandCursor
+    from pymongo.asynchronous.cursor import AsyncCursor
+    from pymongo.asynchronous.database import AsyncDatabase
+
+    ASYNC_API: tuple[type[Any], ...] = (AsyncMongoClient,)
+    _ASYNC = (AsyncMongoClient, AsyncDatabase, AsyncCollection, AsyncClientSession, AsyncChangeStream, AsyncCursor)
+    _ASYNC_COMMAND_CURSOR: tuple[type[Any], ...] = (AsyncCommandCursor,)
+except ImportError:
+    ASYNC_API = ()
+    _ASYNC = ()
+    _ASYNC_COMMAND_CURSOR = ()
+
+
+def _with_async(sync_class: type[Any], index: int) -> tuple[type[Any], ...]:
+    return (sync_class, _ASYNC[index]) if _ASYNC else (sync_class,)
+
+
+#: Entity kinds, each as the classes of both APIs (only the sync one where pymongo has no async API).
+CLIENTS: tuple[type[Any], ...] = _with_async(MongoClient, 0)
+DATABASES: tuple[type[Any], ...] = _with_async(Database, 1)
+COLLECTIONS: tuple[type[Any], ...] = _with_async(Collection, 2)
+SESSIONS: tuple[type[Any], ...] = _with_async(ClientSession, 3)
+CHANGE_STREAMS: tuple[type[Any], ...] = _with_async(ChangeStream, 4)
+FIND_CURSORS: tuple[type[Any], ...] = _with_async(Cursor, 5)
 #: What ``watch`` opens a change stream on.
 WATCHABLES: tuple[type[Any], ...] = (*CLIENTS, *DATABASES, *COLLECTIONS)
-ITERABLES: tuple[type[Any], ...] = (*CHANGE_STREAMS, *FIND_CURSORS, CommandCursor, AsyncCommandCursor)
+ITERABLES: tuple[type[Any], ...] = (*CHANGE_STREAMS, *FIND_CURSORS, CommandCursor, *_ASYNC_COMMAND_CURSOR)
 
 
 class SyncApi:

@@ -13,8 +13,13 @@ def _pymongo() -> Any:
 
 
 def _pymongo_async() -> Any:
+    import pymongo
+
+    from harness.drivers.pymongo.api_shims import ASYNC_API
     from harness.drivers.pymongo.async_scope import AsyncPyMongoAdapter
 
+    if not ASYNC_API:  # a run that cannot start says why, like an unknown driver (exit 2)
+        raise SystemExit(f"--driver pymongo-async: pymongo {pymongo.version} has no AsyncMongoClient (pymongo 4.10+)")
     return AsyncPyMongoAdapter()
 
 

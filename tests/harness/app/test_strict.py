@@ -15,6 +15,8 @@ import sys
 from pathlib import Path
 from types import SimpleNamespace
 
+import pytest
+
 from harness.app import cli, compose
 from harness.app.reporting import ConsoleReporter
 from harness.core.expectations import Classification, Expectations, KnownOutcome
@@ -135,19 +137,48 @@ def test_which_unmatched_entries_are_stale():
     entries = Expectations(
         [
             KnownOutcome(pattern, "failed", "r")
-            for pattern in ("legacy/a::gone", "legacy/a::t2", "legacy/elsewhere::x", "legacy/a::t*")
+            for pattern in (
+                "legacy/a::gone",
+                "legacy/a::t2",
+                "legacy/elsewhere::x",
+                "unified/elsewh*::y",
+                "unified/elsewere::z",
+                "legacy/a::t*",
+            )
         ]
     )
-    notes = RunNotes(loaded=["legacy/a::t1", "legacy/a::t2"])
+    notes = RunNotes(loaded=["legacy/a::t1", "legacy/a::t2"], pinned_stems={"a", "elsewhere"})
     closing = notes.close(entries, [("legacy/a::t1", "a.yml")])
     assert [(note.kind, note.words.rsplit(": ", 1)[1]) for note in closing] == [
         ("stale-expectation", "'legacy/a::gone'"),  # its file was loaded; no test of it matches
         ("expectation-not-selected", "'legacy/a::t2'"),  # loaded, then left out (-k)
-        ("expectation-not-selected", "'legacy/elsewhere::x'"),  # a file this run did not load
+        ("expectation-not-selected", "'legacy/elsewhere::x'"),  # a pinned file this run did not load
+        ("expectation-not-selected", "'unified/elsewh*::y'"),
+        ("stale-expectation", "'unified/elsewere::z'"),  # a file no corpus and no pin knows (misspelt)
     ]
     assert notes.failures() == []  # a plain run: notes only
     notes.strict = True
-    assert [note.kind for note in notes.failures()] == ["stale-expectation"]
+    assert [note.kind for note in notes.failures()] == ["stale-expectation", "stale-expectation"]
+
+
+def test_strict_fails_on_an_entry_for_a_file_no_corpus_or_pin_knows_and_not_on_a_pinned_file_left_out(tmp_path, capsys):
+    spec, expected = _spec_and_expectations(tmp_path, stale=False)
+    entries = {
+        "unified/resume-without-point::CS-RESUME-BARE-NOPOINT": "a deleted file",
+        "unified/start-optoins::x": "a misspelt file",
+        "unified/start-options::x": "a pinned file (specs/pins/scenarios-supplementary.yml) this run did not load",
+    }
+    expected.write_text(KNOWN + "".join(f'  - test: "{t}"\n    reason: "{r}"\n' for t, r in entries.items()))
+    run = ["run", "--specs", str(spec), "--expected", str(expected), "-q"]
+    assert cli.main(run) == 0
+    assert cli.main([*run, "--strict"]) == 1
+    out = capsys.readouterr().out
+    for test in list(entries)[:2]:
+        assert out.count(f"expected-outcomes entry matched no test in this run: {test!r}") == 2
+        assert f"  STRICT: expected-outcomes entry matched no test in this run: {test!r}" in out
+    pinned = "expected-outcomes entry matched no test in this run: 'unified/start-options::x'"
+    assert out.count(f"  note: {pinned}") == 2 and f"STRICT: {pinned}" not in out
+    assert "--strict: 2 note(s) fail this run" in out
 
 
 def test_the_pytest_front_end_takes_strict_as_harness_strict(tmp_path):
@@ -172,3 +203,18 @@ def test_the_pytest_front_end_takes_strict_as_harness_strict(tmp_path):
     assert strict.returncode == 1, strict.stdout + strict.stderr
     assert f"harness: STRICT: expected-outcomes entry matched no test in this run: {STALE!r}" in strict.stdout
     assert [r["strict"] for r in _records(tmp_path / "r.jsonl")] == [False, False, True, True]
+
+
+def test_pytest_refuses_harness_strict_split_across_xdist_workers(tmp_path):
+    spec, expected = _spec_and_expectations(tmp_path, stale=False)
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--specs", str(spec), "--expected"]
+    done = subprocess.run(
+        [*command, str(expected), "--harness-strict", "-n", "2", "--results", str(tmp_path / "r.jsonl")],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert done.returncode == pytest.ExitCode.USAGE_ERROR, done.stdout + done.stderr
+    assert "--harness-strict cannot judge a run split across pytest-xdist workers (-n 2)" in done.stderr
+    assert not (tmp_path / "r.jsonl").exists()  # nothing ran, so no record says strict: true

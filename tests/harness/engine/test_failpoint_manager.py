@@ -116,6 +116,9 @@ class _RefusingBackend:
     def disarm(self, fail_point):
         self.disarmed.append(fail_point)
 
+    def leftovers(self):
+        return []
+
 
 def test_a_refused_fail_point_is_not_left_on_the_books():
     backend = _RefusingBackend()

@@ -88,6 +88,9 @@ def _new_plugin_module() -> types.ModuleType:
         def disarm(self, fail_point):
             self.inner.disarm(fail_point)
 
+        def leftovers(self):
+            return self.inner.leftovers()
+
     def my_target(argument):
         from harness.targets.embedded import EmbeddedSecantus
 

@@ -64,6 +64,7 @@ def _many_json_nodes(path: Path) -> None:
 
 
 NODES = f"more than {load_limits.MAX_NODES} nodes after alias expansion (limit {load_limits.MAX_NODES})"
+JSON_NODES = f"more than {load_limits.MAX_NODES} nodes (limit {load_limits.MAX_NODES})"  # JSON has no aliases
 DEPTH = f"more than {load_limits.MAX_DEPTH} levels of nesting (limit {load_limits.MAX_DEPTH})"
 BYTES = f"{1 << 30} bytes, more than {load_limits.MAX_FILE_BYTES} bytes (limit {load_limits.MAX_FILE_BYTES})"
 TEXT = (
@@ -80,7 +81,7 @@ HOSTILE: dict[str, tuple[Callable[[Path], None], str]] = {
     "huge.yml": (_sparse_gigabyte, BYTES),
     "text-bomb.yml": (_text_bomb, TEXT),
     "alias-chain.yml": (_alias_chain, DEPTH),
-    "many-nodes.json": (_many_json_nodes, NODES),
+    "many-nodes.json": (_many_json_nodes, JSON_NODES),
 }
 
 
@@ -189,3 +190,23 @@ def test_the_cli_reports_each_hostile_file_and_runs_the_rest(tmp_path, workers):
     assert outcomes.pop("good.yml") == ("passed", "")
     assert outcomes == {name: ("error", f"{specs / name}: {limit}") for name, (_, limit) in HOSTILE.items()}
     assert len(records) == len(HOSTILE) + 1
+
+
+def test_a_yaml_integer_python_cannot_build_is_one_error_naming_the_file(tmp_path, cache_in):
+    """PyYAML raises ValueError (not a YAMLError) for an integer past Python's digit limit: still one error."""
+    specs = _specs_with(tmp_path, [])
+    (specs / "bigint.yml").write_text("tests: [" + "9" * 5000 + "]\n")
+    errors = _errors_by_file(load_paths([specs]))
+    assert list(errors) == ["bigint.yml"]
+    assert errors["bigint.yml"][0].startswith(f"{specs / 'bigint.yml'}: invalid YAML: ")
+
+
+def test_a_json_file_past_a_limit_is_refused_before_its_extended_json_is_decoded(tmp_path, cache_in, monkeypatch):
+    from harness.formats import spec_reader
+
+    decoded = []
+    monkeypatch.setattr(spec_reader.json_util, "loads", lambda text, **k: decoded.append(text[:40]))
+    path = tmp_path / "decimals.json"
+    path.write_text(json.dumps({"tests": [{"$numberDecimal": "1"}] * load_limits.MAX_NODES}))
+    assert _errors_by_file(load_paths([path])) == {"decimals.json": [f"{path}: {JSON_NODES}"]}
+    assert decoded == []

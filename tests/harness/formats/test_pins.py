@@ -65,6 +65,25 @@ def test_a_loader_that_drops_a_test_of_a_pinned_file_fails_the_run_naming_the_fi
     assert record["pins"] == {"pinned": 0, MISCOUNTED: [str(spec)]}
 
 
+def test_a_pinned_file_the_loader_makes_no_test_of_fails_the_run_naming_the_file_and_both_counts(
+    tmp_path, monkeypatch, capsys
+):
+    spec = UNIFIED_RUNNER_DATA / "with-transaction.yml"  # pinned in specs/pins/tests-data-unified-runner.yml: 3
+    table = [
+        (name, recognise, (lambda f, d, lines: []) if name == "unified" else load)
+        for name, recognise, load in loaders.FORMAT_LOADERS
+    ]
+    monkeypatch.setattr(loaders, "FORMAT_LOADERS", table)
+    results = tmp_path / "r.jsonl"
+    assert cli.main(["run", "--specs", str(spec), "--expected", "none", "--results", str(results), "-q"]) == 1
+    out = capsys.readouterr().out
+    assert f"ERROR unified/with-transaction::{PIN_ERROR}" in out
+    assert f"{spec}: the loaders made 0 test(s) of it, but its pin says 3" in out
+    [record] = _records(results)
+    assert record["outcome"] == "error" and record["file"] == str(spec) and record["test"] == PIN_ERROR
+    assert record["pins"] == {"pinned": 0, MISCOUNTED: [str(spec)]}
+
+
 def test_the_pin_error_stays_with_any_selected_test_of_its_file(monkeypatch):
     from types import SimpleNamespace
 

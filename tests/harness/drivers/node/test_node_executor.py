@@ -4,6 +4,7 @@ through it with the driver named in every record, and it loads the driver releas
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -20,13 +21,28 @@ NODE_DIR = REPO / "harness" / "drivers" / "node"
 DRIVER_DIR = NODE_DIR / "node_modules" / "mongodb"
 EXECUTOR = ["node", str(NODE_DIR / "executor.js")]
 
-pytestmark = [
-    pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed"),
-    pytest.mark.skipif(
-        not DRIVER_DIR.is_dir(),
-        reason="the Node executor's packages are not installed (npm ci --prefix harness/drivers/node)",
-    ),
-]
+
+def require_installed(missing: str | None) -> None:
+    """Skip, saying what is missing, on a developer's machine; fail on CI (``CI`` set), where .ci/run installs
+    Node and the executor's packages, so a missing one is a broken set-up, never a reason to test nothing."""
+    if missing is None:
+        return
+    if os.environ.get("CI"):
+        pytest.fail(f"{missing}, but CI is set and .ci/run installs it", pytrace=False)
+    pytest.skip(missing)
+
+
+def _node_missing() -> str | None:
+    if shutil.which("node") is None:
+        return "node is not installed"
+    if not DRIVER_DIR.is_dir():
+        return "the Node executor's packages are not installed (npm ci --prefix harness/drivers/node)"
+    return None
+
+
+@pytest.fixture(autouse=True)
+def _node_installed() -> None:
+    require_installed(_node_missing())
 
 
 def _pinned_version() -> str:
@@ -73,9 +89,10 @@ def test_spec_tests_run_through_the_node_driver(tmp_path: Path) -> None:
     assert timeouts and set(timeouts) == {"failed"}, outcomes
 
 
-@pytest.mark.skipif(shutil.which("npm") is None, reason="npm is not installed (node@SPEC installs the release with it)")
 def test_node_at_a_release_spec_installs_it_once_and_runs_it(tmp_path: Path) -> None:
     """``--driver node@6.x``: npm's 6.x release, installed into the harness's cache folder, named in the records."""
+    npm_missing = "npm is not installed (node@SPEC installs the release with it)"
+    require_installed(None if shutil.which("npm") else npm_missing)
     require_shared_specs()
     results = tmp_path / "node6.jsonl"
     command = [sys.executable, "-m", "harness.app.cli", "run", "--driver", "node@6.x", "--results", str(results)]
