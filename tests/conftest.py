@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.paths import REPO
+from tests.paths import SHARED_SPECS
 from tests.spark_support import spark  # noqa: F401 - the report tests' shared SparkSession
 
-SHARED_SPECS = REPO.parent / "shared" / "specs"
 LEGACY_DIR = SHARED_SPECS / "upstream" / "legacy"
 UNIFIED_DIR = SHARED_SPECS / "upstream" / "unified"
 

@@ -24,16 +24,9 @@ from pathlib import Path
 
 from harness.app.coverage_map import CoverageMap, LoadedTest, as_json, build_map
 from harness.app.coverage_render import RENDERERS
-from harness.core.project_data import checkout_root, project_data
+from harness.core.project_data import project_data, shared_specs
 
-
-def _shared_specs() -> Path | None:
-    """A checkout's convenience: the team's shared spec folder beside it. An installed wheel has none."""
-    checkout = checkout_root()
-    return None if checkout is None else checkout.parent / "shared" / "specs"
-
-
-SHARED_SPECS = _shared_specs()
+SHARED_SPECS = shared_specs()
 DEFAULT_SPEC_TEXT = SHARED_SPECS / "reference" / "change-streams.md" if SHARED_SPECS is not None else None
 SUPPLEMENTARY = project_data("scenarios", "supplementary")
 #: Where a spec text may sit inside a folder the user names (a checkout, its change-streams folder, its tests).

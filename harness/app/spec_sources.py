@@ -45,6 +45,7 @@ from typing import Any
 
 from harness.core.project_data import DATA_FOLDERS, project_data
 from harness.formats.cache import cache_dir
+from harness.formats.pins import sha256_of
 
 ORIGIN_FILE = "origin.json"
 #: What each pypi: source takes from pymongo's sdist: name -> folders under the sdist's test/.
@@ -167,7 +168,7 @@ def _fetch_pypi(project: str, version: str, root: Path) -> None:
                     "project": project,
                     "version": version,
                     "archive": archive.name,
-                    "sha256": _sha256(archive),
+                    "sha256": sha256_of(archive),
                 },
             )
             shutil.rmtree(root, ignore_errors=True)
@@ -219,7 +220,3 @@ def _write_origin(folder: Path, origin: dict[str, Any]) -> None:
 def _ensure(folder: Path) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     return folder
-
-
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()

@@ -190,8 +190,12 @@ class TargetAdminError(HarnessError):
     says which and why); the driver's error types never cross this port."""
 
 
-class DirectFailPointBackend(Protocol):
-    """A :class:`FailPointBackend` on one server reached by a client of its own (``targetedFailPoint``)."""
+class FailPointError(Exception):
+    """A fail point could not be armed (the message says why and on what)."""
+
+
+class FailPointBackend(Protocol):
+    """Where ``configureFailPoint`` goes: the target itself, or something in front of it."""
 
     name: str
 
@@ -203,6 +207,10 @@ class DirectFailPointBackend(Protocol):
         """Fail points still in effect that nobody armed through this backend, by name ([] when the backend
         cannot know): the manager turns them off and reports them after every test."""
         ...
+
+
+class DirectFailPointBackend(FailPointBackend, Protocol):
+    """A :class:`FailPointBackend` on one server reached by a client of its own (``targetedFailPoint``)."""
 
     def close(self) -> None: ...
 
@@ -262,22 +270,3 @@ class Target(Protocol):
 
 
 # -- fault backends ------------------------------------------------------------------------
-
-
-class FailPointError(Exception):
-    """A fail point could not be armed (the message says why and on what)."""
-
-
-class FailPointBackend(Protocol):
-    """Where ``configureFailPoint`` goes: the target itself, or something in front of it."""
-
-    name: str
-
-    def arm(self, command: dict[str, Any]) -> None: ...
-
-    def disarm(self, fail_point: str) -> None: ...
-
-    def leftovers(self) -> list[str]:
-        """Fail points still in effect that nobody armed through this backend, by name ([] when the backend
-        cannot know): the manager turns them off and reports them after every test."""
-        ...

@@ -59,3 +59,9 @@ def checkout_root() -> Path | None:
     root = data_root()  # a wheel installs the folder as cs_harness_specs; only a checkout has it as specs/
     is_checkout = root.name == "specs" and (root.parent / "pyproject.toml").is_file()
     return root.parent if is_checkout else None
+
+
+def shared_specs() -> Path | None:
+    """A checkout's convenience: the team's shared spec folder beside it (``../shared/specs``). A wheel has none."""
+    checkout = checkout_root()
+    return None if checkout is None else checkout.parent / "shared" / "specs"

@@ -227,7 +227,9 @@ class HarnessRun:
             case = open_case()
         except Exception as exc:
             return Verdict(ERROR, f"set-up: {type(exc).__name__}: {exc}")
-        return run_case(case, self.cleanup, timeout, on_abandoned=self.driver.restart)
+        # Only a driver in another process can be restarted; an in-process one would make a timeout wait for nothing.
+        restart = self.driver.restart if self.driver.executor is not None else None
+        return run_case(case, self.cleanup, timeout, on_abandoned=restart)
 
     def run_test(self, test: SpecTest | Check) -> TestResult:
         assert self.provenance is not None

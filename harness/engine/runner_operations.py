@@ -177,10 +177,11 @@ def _matching_events(context: TestContext, operation: Operation) -> int:
     published = context.scope.events(client, event_type=family)
     comparator = comparator_for(context.test.comparator)
     path = f"{operation.label}.event"
+    matching = context.matching
     return sum(
         1
         for observed in list(published)
-        if observed.kind == name and not comparator.match_event(event, observed, path, context.matching)
+        if observed.kind == name and not comparator.match_event(event, observed, path, matching)
     )
 
 

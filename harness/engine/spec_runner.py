@@ -212,24 +212,21 @@ class SpecRunner:
                 return error
         return None
 
-    def _run_one(
-        self, context: TestContext, operation: Operation, label: str, in_callback: bool = False
-    ) -> ErrorInfo | None:
+    def _run_one(self, context: TestContext, operation: Operation, label: str) -> ErrorInfo | None:
         """Run one operation and check its result or error as soon as it is known.
 
-        Returns the error only when the test expects one at test level (legacy). In a callback
-        (``withTransaction``), an error is checked against ``expectError`` and then raised again,
-        whatever ``expectError``/``ignoreResultAndError`` say: the unified format has it reach the driver.
+        Returns the error only when the test expects one at test level (legacy). Nested operations
+        (``withTransaction``'s callback) are run by the driver and checked by :class:`_NestedCheck`.
         """
         context.current = f"{label} ({operation.name} on {operation.object})"
         try:
             result = self._execute(context, operation)
         except DriverOperationError as exc:
-            return self._check_outcome(context, operation, label, None, exc, in_callback)
+            return self._check_outcome(context, operation, label, None, exc)
         except NoChangeWithin as exc:
             expected = "" if operation.expect_result is NOT_GIVEN else f"; expected {show(operation.expect_result)}"
             raise TestFailure(f"{label}: {exc}{expected}") from exc
-        return self._check_outcome(context, operation, label, result, None, in_callback)
+        return self._check_outcome(context, operation, label, result, None)
 
     def _check_outcome(
         self,

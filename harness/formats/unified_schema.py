@@ -27,7 +27,7 @@ from typing import Any
 from bson import json_util
 from bson.json_util import JSONMode, JSONOptions
 
-from harness.core.project_data import checkout_root
+from harness.core.project_data import shared_specs
 from harness.formats import cache
 
 #: The newest format version this runner implements; files of major 1 up to it are accepted.
@@ -111,8 +111,8 @@ def find_schema(spec_file: Path, major: int) -> Path | None:
 
 def _shared_schemas() -> Path | None:
     """A checkout's convenience: the schemas in the team's shared spec folder beside it; None for a wheel."""
-    checkout = checkout_root()
-    return None if checkout is None else checkout.parent / "shared" / "specs" / "upstream" / _SCHEMA_FOLDER
+    shared = shared_specs()
+    return None if shared is None else shared / "upstream" / _SCHEMA_FOLDER
 
 
 @lru_cache(maxsize=64)

@@ -210,8 +210,7 @@ class ExecutorProcess:
                 self._process.stdin.close()
         except OSError:
             pass
-        deadline = time.monotonic() + timeout_s
-        status = self._wait_exit(max(0.0, deadline - time.monotonic()))
+        status = self._wait_exit(timeout_s)
         if status is None:
             self.kill()
         elif self.failure is None:
@@ -231,18 +230,3 @@ class ExecutorProcess:
                 self._lines.put(_EOF)
                 return found
             found.append(raw.decode("utf-8", errors="replace").rstrip("\r\n"))
-
-
-def is_canonical(text: str) -> bool:
-    """Whether a JSON value's numbers are all wrapped ($numberInt...), as canonical Extended JSON writes them."""
-
-    def walk(value: Any) -> bool:
-        if isinstance(value, bool) or value is None or isinstance(value, str):
-            return True
-        if isinstance(value, (int, float)):
-            return False
-        if isinstance(value, list):
-            return all(walk(v) for v in value)
-        return all(walk(v) for v in value.values())
-
-    return walk(json.loads(text))

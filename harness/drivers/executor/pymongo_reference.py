@@ -19,7 +19,7 @@ from bson import Binary, Code, DBRef, Decimal128, Int64, MaxKey, MinKey, ObjectI
 from pymongo import errors as pymongo_errors
 
 from harness.core.observations import CursorDocuments, DriverOperationError, NoChangeWithin
-from harness.core.ports import DRIVER_CAPABILITIES, DriverLacksFeature, NestedOperations, UnsupportedOperation
+from harness.core.ports import DriverLacksFeature, NestedOperations, UnsupportedOperation
 from harness.drivers.executor import codec
 from harness.drivers.executor.process import PROTOCOL_VERSION, decode, encode_reply
 from harness.drivers.pymongo.adapter import PyMongoAdapter, PyMongoScope
@@ -68,8 +68,8 @@ class Executor:
     def hello(self, params: dict[str, Any]) -> dict[str, Any]:
         return {
             "protocolVersion": PROTOCOL_VERSION,
-            "driver": {"name": ADAPTER.name, "version": ADAPTER.version, "language": "python"},
-            "capabilities": sorted(DRIVER_CAPABILITIES),
+            "driver": {"name": ADAPTER.name, "version": ADAPTER.version, "language": ADAPTER.language},
+            "capabilities": sorted(ADAPTER.capabilities),
             "operations": sorted(OPERATIONS),
             "fastHeartbeatMS": ADAPTER.fast_heartbeat_ms,
             "minWireVersion": ADAPTER.min_wire_version,

@@ -51,8 +51,11 @@ class PyMongoAdapter:
     #: The oldest server wire version this pymongo supports: rules only older servers reach do not apply to it.
     min_wire_version = pymongo_common.MIN_SUPPORTED_WIRE_VERSION
 
+    #: The scope this adapter's tests get (the asynchronous adapter's differs only in its API shim).
+    scope_class: type[PyMongoScope]
+
     def open_scope(self, uri: str, *, iteration_timeout_s: float, fast_heartbeats: bool = False) -> PyMongoScope:
-        return PyMongoScope(uri, iteration_timeout_s, self.fast_heartbeat_ms if fast_heartbeats else None)
+        return self.scope_class(uri, iteration_timeout_s, self.fast_heartbeat_ms if fast_heartbeats else None)
 
     def restart(self) -> None:
         """Nothing to restart in process: closing the timed-out test's scope already unblocks its thread."""
@@ -349,3 +352,7 @@ def _quietly(action: Any) -> None:
         action()
     except Exception:
         pass
+
+
+#: Set here because the scope class is defined after the adapter.
+PyMongoAdapter.scope_class = PyMongoScope

@@ -25,6 +25,4 @@ class AsyncPyMongoScope(PyMongoScope):
 class AsyncPyMongoAdapter(PyMongoAdapter):
     name = "pymongo-async"
     version = f"{pymongo.version} (async)"
-
-    def open_scope(self, uri: str, *, iteration_timeout_s: float, fast_heartbeats: bool = False) -> PyMongoScope:
-        return AsyncPyMongoScope(uri, iteration_timeout_s, self.fast_heartbeat_ms if fast_heartbeats else None)
+    scope_class = AsyncPyMongoScope

@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 
 from harness.app import spec_sources
-from tests.conftest import SHARED_SPECS, UNIFIED_DIR, require_shared_specs
+from tests.conftest import UNIFIED_DIR, require_shared_specs
+from tests.paths import SHARED_SPECS
 
 SCHEMA = SHARED_SPECS / "upstream" / "unified-format-selftests" / "schema-1.28.json"
 

@@ -17,11 +17,11 @@ from harness.formats.loaders import load_paths
 from harness.formats.rule_files import RuleFileError, load_catalogues
 from harness.formats.rule_traces import TRACES, Traces, load_traces, trace_problems
 from harness.formats.spec_rules import normalise, parse_sentences
-from tests.paths import REPO
+from tests.paths import REPO, SHARED_SPECS
 
 SUPPLEMENTARY = REPO / "specs" / "scenarios" / "supplementary"
 EXPECTATIONS = REPO / "specs" / "expectations"
-REFERENCE = REPO.parent / "shared" / "specs" / "reference"
+REFERENCE = SHARED_SPECS / "reference"
 #: The reference texts the project paraphrases and must not copy (their licence is non-commercial).
 REFERENCE_TEXTS = ("change-streams.md", "mongodb-server-change-streams-overview.md", "unified-test-format.md")
 

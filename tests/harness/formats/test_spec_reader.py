@@ -11,7 +11,8 @@ import pytest
 import yaml
 
 from harness.formats import spec_reader
-from tests.conftest import SHARED_SPECS, require_shared_specs
+from tests.conftest import require_shared_specs
+from tests.paths import SHARED_SPECS
 
 
 def _yaml_files():

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from harness.formats.spec_rules import anchor_of, normalise, parse_sentences, parse_statements
-from tests.paths import REPO
+from tests.paths import REPO, SHARED_SPECS
 
 SAMPLE = """\
 # Widget Streams
@@ -129,7 +129,7 @@ def test_anchors_ignore_markdown_marks_case_spacing_and_the_full_stop():
 
 # -- the real spec text and the committed catalogue ---------------------------------------------------
 
-SPEC_TEXT = REPO.parent / "shared" / "specs" / "reference" / "change-streams.md"
+SPEC_TEXT = SHARED_SPECS / "reference" / "change-streams.md"
 CATALOGUE = REPO / "specs" / "coverage" / "change-streams-rules.yml"
 
 

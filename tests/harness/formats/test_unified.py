@@ -16,9 +16,9 @@ from bson.json_util import CANONICAL_JSON_OPTIONS
 from harness.core.model import NOT_GIVEN, EntitySpec, Requirement, SpecTest
 from harness.formats.loaders import load_file, load_paths
 from harness.formats.unified_schema import RUNNER_SCHEMA_VERSION
-from tests.paths import REPO
+from tests.paths import SHARED_SPECS
 
-SPECS = REPO.parent / "shared" / "specs" / "upstream"
+SPECS = SHARED_SPECS / "upstream"
 UNIFIED = SPECS / "unified"
 SELFTESTS = SPECS / "unified-format-selftests"
 

@@ -20,9 +20,9 @@ import pytest
 
 from harness.engine.run import HarnessRun, RunOptions
 from harness.formats.loaders import load_paths
-from tests.paths import REPO
+from tests.paths import SHARED_SPECS
 
-SPECS = REPO.parent / "shared" / "specs" / "upstream"
+SPECS = SHARED_SPECS / "upstream"
 UNIFIED = SPECS / "unified"
 SELFTESTS = SPECS / "unified-format-selftests"
 

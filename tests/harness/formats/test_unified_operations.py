@@ -13,9 +13,9 @@ import pytest
 
 from harness.formats.loaders import load_file, load_paths
 from harness.formats.unified_operations import ENTITY_OPERATIONS, TEST_RUNNER, arguments_of
-from tests.paths import REPO, TESTS_DATA
+from tests.paths import REPO, SHARED_SPECS, TESTS_DATA
 
-SPECS = REPO.parent / "shared" / "specs" / "upstream"
+SPECS = SHARED_SPECS / "upstream"
 REPO_SPECS = REPO / "specs" / "scenarios"
 DATA = TESTS_DATA / "unified-runner"
 

@@ -16,11 +16,11 @@ from harness.core.model import EntitySpec
 from harness.engine.run import HarnessRun, RunOptions
 from harness.formats.loaders import load_paths
 from tests.helpers import UNIFIED_RUNNER_DATA
-from tests.paths import REPO
+from tests.paths import REPO, SHARED_SPECS
 
 SUPPLEMENTARY = REPO / "specs" / "scenarios" / "supplementary"
-UNIFIED = REPO.parent / "shared" / "specs" / "upstream" / "unified"
-LEGACY = REPO.parent / "shared" / "specs" / "upstream" / "legacy"
+UNIFIED = SHARED_SPECS / "upstream" / "unified"
+LEGACY = SHARED_SPECS / "upstream" / "legacy"
 
 #: Files whose every test must get the same verdict from both APIs.
 AGREEMENT_FILES = [
