@@ -25,6 +25,7 @@ from pathlib import Path
 from harness.app.coverage_map import CoverageMap, LoadedTest, as_json, build_map
 from harness.app.coverage_render import RENDERERS
 from harness.core.project_data import project_data, shared_specs
+from harness.formats.rule_files import Catalogue
 
 SHARED_SPECS = shared_specs()
 DEFAULT_SPEC_TEXT = SHARED_SPECS / "reference" / "change-streams.md" if SHARED_SPECS is not None else None
@@ -123,7 +124,7 @@ def load_tests(specs: list[str]) -> list[LoadedTest]:
 
 
 def coverage_map(args: argparse.Namespace) -> CoverageMap:
-    from harness.formats.rule_files import RuleFileError, load_catalogues, load_mapping
+    from harness.formats.rule_files import RuleFileError, load_breakages, load_catalogues, load_mapping
 
     path = find_spec_text(args.spec_text)
     try:
@@ -131,12 +132,29 @@ def coverage_map(args: argparse.Namespace) -> CoverageMap:
     except (OSError, UnicodeDecodeError) as exc:
         raise CoverageInputError(f"--spec-text {path}: cannot read: {exc}") from exc
     try:
-        catalogues, index = load_catalogues(), load_mapping()
+        catalogues, index, breakages = load_catalogues(), load_mapping(), load_breakages()
     except RuleFileError as exc:
         raise CoverageInputError(str(exc)) from exc
-    others = {c.name: path.parent / c.text for c in catalogues[1:] if c.text} if path is not None else {}
-    texts = {name: other.read_text(encoding="utf-8") for name, other in others.items() if other.is_file()}
-    return build_map(text, str(path) if path is not None else None, catalogues, index, load_tests(args.specs), texts)
+    texts = _reference_texts(path.parent, catalogues) if path is not None else {}
+    spec_name = str(path) if path is not None else None
+    return build_map(text, spec_name, catalogues, index, load_tests(args.specs), texts, breakages)
+
+
+def _reference_texts(folder: Path, catalogues: list[Catalogue]) -> dict[str, str]:
+    """The other reference documents the catalogues point into, read from the spec text's folder (a document not
+    there is left out; the map's problems say its anchors were not verified)."""
+    names = {c.text for c in catalogues if c.text} | {
+        anchor.rpartition(":")[0] for c in catalogues for rule in c.rules for anchor in rule.anchors if ":" in anchor
+    }
+    texts = {}
+    for name in sorted(names):
+        other = folder / name
+        if other.is_file():
+            try:
+                texts[name] = other.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                raise CoverageInputError(f"{other}: cannot read: {exc}") from exc
+    return texts
 
 
 def command_coverage(args: argparse.Namespace) -> int:

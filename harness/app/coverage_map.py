@@ -6,7 +6,10 @@ suites load, :func:`build_map` says for each rule which tests check it (and
 which only exercise it), and lists everything that would otherwise be lost
 silently: statements of the text no rule names (new or reworded), anchors the
 text no longer has, mapping entries that name unknown rules or no loaded test,
-and rule ids in test descriptions that no catalogue defines. Without a spec text (none at hand, as
+and rule ids in test descriptions that no catalogue defines. Every sentence of every reference text a
+catalogue covers is accounted for: named by a rule's anchor or listed as informative; the rest are
+``unaccounted``. Each checked rule is ``proven`` by the breakages (deliberately broken drivers and servers)
+that its checks catch; a checked rule with none is ``unproven``. Without a spec text (none at hand, as
 for an installed wheel outside a checkout) the map still lists every rule and what checks it, and
 says the text was not compared.
 """
@@ -16,12 +19,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.core.rules import Rule, RuleIndex, rules_from_description
+from harness.core.rules import Breakage, Rule, RuleIndex, rules_from_description
 from harness.formats.rule_files import Catalogue, unknown_rule_ids
 from harness.formats.spec_rules import Statement, parse_sentences
 
 #: A rule's standing, worst first (the order ``harness coverage`` lists them in within a level).
-STATUSES = ("unchecked", "exercised", "checked", "not-checkable")
+STATUSES = ("unchecked", "exercised", "unproven", "checked", "not-checkable")
+#: The text the change-streams catalogue's anchors point into when it names none.
+SPEC_TEXT_NAME = "change-streams.md"
 #: What every output says when there was no spec text to compare the catalogues with.
 NOT_COMPARED = (
     "the spec text was not compared (none at hand: give --spec-text PATH, or --spec-text "
@@ -45,19 +50,22 @@ class RuleCoverage:
     exercised_by: list[str] = field(default_factory=list)
     #: Anchors of the rule that the given spec text does not have (the statement changed or went away).
     missing_anchors: list[str] = field(default_factory=list)
+    #: Ids of the breakages that prove the rule's checks; None when breakages were not looked at.
+    breakages: list[str] | None = None
 
     @property
     def status(self) -> str:
         if self.rule.not_checkable:
             return "not-checkable"
         if self.checked_by:
-            return "checked"
+            return "unproven" if self.breakages == [] else "checked"
         return "exercised" if self.exercised_by else "unchecked"
 
     @property
     def holds_ci(self) -> bool:
-        """A driver-side MUST that a test could check and none does: ``harness coverage`` fails for it."""
-        return self.rule.driver_side and self.rule.level == "MUST" and self.status in ("unchecked", "exercised")
+        """A rule, driver or server, MUST or SHOULD, that a run could check and that no test checks, or whose checks
+        no breakage proves: ``harness coverage`` fails for it."""
+        return self.status in ("unchecked", "exercised", "unproven")
 
 
 @dataclass
@@ -73,6 +81,14 @@ class UnmappedStatement:
         return self.statement.scope == "driver" and self.statement.level == "MUST"
 
 
+@dataclass(frozen=True)
+class UnaccountedSentence:
+    """A sentence of a reference text that no rule names and no catalogue lists as informative."""
+
+    text_file: str
+    statement: Statement
+
+
 @dataclass
 class CoverageMap:
     rules: list[RuleCoverage]
@@ -83,12 +99,23 @@ class CoverageMap:
     #: The spec text's path, or None when there was none to compare (:data:`NOT_COMPARED`).
     spec_text: str | None
     tests_loaded: int
+    #: Sentences of the reference texts that nothing accounts for (the catalogue is incomplete there).
+    unaccounted: list[UnaccountedSentence] = field(default_factory=list)
+    #: Per reference text compared: (sentences in the catalogues' scope, named by rules, listed as informative).
+    accounting: dict[str, tuple[int, int, int]] = field(default_factory=dict)
+    #: Every breakage read, by id (empty when breakages were not looked at).
+    breakages: dict[str, Breakage] = field(default_factory=dict)
 
     def failing(self) -> list[str]:
-        """What makes ``harness coverage`` exit 1: unchecked driver-side MUSTs, known or new."""
+        """What makes ``harness coverage`` exit 1: rules unchecked or unproven, statements no rule names, and
+        sentences of a reference text nothing accounts for."""
         known = [c.rule.id for c in self.rules if c.holds_ci]
         new = [f"unmapped statement at line {u.statement.line}" for u in self.unmapped if u.holds_ci]
-        return known + new
+        counts: dict[str, int] = {}
+        for item in self.unaccounted:
+            counts[item.text_file] = counts.get(item.text_file, 0) + 1
+        loose = [f"{n} unaccounted sentence(s) of {name}" for name, n in counts.items()]
+        return known + new + loose
 
 
 def _file_of(test_id: str) -> str:
@@ -102,27 +129,34 @@ def build_map(
     index: RuleIndex,
     tests: list[LoadedTest],
     other_texts: dict[str, str] | None = None,
+    breakages: list[Breakage] | None = None,
 ) -> CoverageMap:
     """The map of ``catalogues`` against ``text`` (the change-streams spec) and the loaded ``tests``.
 
-    ``other_texts`` holds, by catalogue name, the document another catalogue's anchors point into (the
-    server's change-stream overview for ``server``); anchors of a catalogue without its text are not verified,
-    and the problems say so. ``text`` None: no text at hand; no anchor is verified and no statement is
-    looked for (the map's ``spec_text`` is None, and every output says so).
+    ``other_texts`` holds, by file name, the other reference documents the catalogues point into (a catalogue's
+    ``text``, or the ``FILE:`` of an anchor written ``FILE:HASH``); anchors into a text not given are not
+    verified, and the problems say so. ``text`` None: no text at hand; no anchor is verified and no statement is
+    looked for (the map's ``spec_text`` is None, and every output says so). ``breakages`` None: breakages are not
+    looked at, and no rule is ``unproven``.
     """
     compared = text is not None
-    sentences = parse_sentences(text) if text is not None else []
-    present = {s.key for s in sentences}
+    spec_catalogue = next((c for c in catalogues if c.name == "change-streams"), None)
+    spec_name = (spec_catalogue.text if spec_catalogue is not None else "") or SPEC_TEXT_NAME
+    texts = {**(other_texts or {}), **({spec_name: text} if text is not None else {})}
+    parsed = {name: parse_sentences(body) for name, body in texts.items()} if compared else {}
+    sentences = parsed.get(spec_name, [])
     coverage = {rule.id: RuleCoverage(rule) for catalogue in catalogues for rule in catalogue.rules}
     problems = [p for catalogue in catalogues for p in catalogue.problems]
     problems += unknown_rule_ids(index, catalogues)
-
-    spec_catalogue = next((c for c in catalogues if c.name == "change-streams"), None)
-    named: set[str] = set()
-    if spec_catalogue is not None and compared:
-        for rule in spec_catalogue.rules:
-            named.update(rule.anchors)
-            coverage[rule.id].missing_anchors = [a for a in rule.anchors if a not in present]
+    claimed: dict[str, set[str]] = {}
+    for catalogue in catalogues:
+        home = catalogue.text or (spec_name if catalogue is spec_catalogue else "")
+        for rule in catalogue.rules:
+            for anchor in rule.anchors:
+                file, key = _split(anchor, home)
+                claimed.setdefault(file, set()).add(key)
+        claimed.setdefault(home, set()).update(catalogue.informative)
+    named = claimed.get(spec_name, set())
 
     for test in tests:
         for rule_id in rules_from_description(test.description):
@@ -156,19 +190,28 @@ def build_map(
             if rule_id in coverage:
                 coverage[rule_id].exercised_by.extend(matched)
 
-    for catalogue in catalogues:
-        if catalogue is spec_catalogue or not compared or not any(rule.anchors for rule in catalogue.rules):
-            continue
-        other = (other_texts or {}).get(catalogue.name)
-        if other is None:
+    present = {name: {s.key for s in found} for name, found in parsed.items()}
+    for catalogue in catalogues if compared else []:
+        home = catalogue.text or (spec_name if catalogue is spec_catalogue else "")
+        files = {_split(a, home)[0] for rule in catalogue.rules for a in rule.anchors}
+        if catalogue.informative:
+            files.add(home)
+        absent = sorted(f for f in files if f not in present)
+        if absent:
             problems.append(
-                f"{catalogue.path}: anchors not verified: its text ({catalogue.text or 'not named'}) "
-                "was not found beside the spec text"
+                f"{catalogue.path}: anchors not verified: its text(s) ({', '.join(a or 'not named' for a in absent)}) "
+                "were not found beside the spec text"
             )
-            continue
-        found = {s.key for s in parse_sentences(other)}
         for rule in catalogue.rules:
-            coverage[rule.id].missing_anchors = [a for a in rule.anchors if a not in found]
+            where = [(a, *_split(a, home)) for a in rule.anchors]
+            coverage[rule.id].missing_anchors = [a for a, f, k in where if f in present and k not in present[f]]
+        if home in present:
+            problems += [
+                f"{catalogue.path}: informative anchor {anchor} is not a sentence of {home}"
+                for anchor in catalogue.informative
+                if anchor not in present[home]
+            ]
+    unaccounted, accounting = _account(catalogues, parsed, claimed, spec_catalogue, spec_name)
 
     missing_by_section: dict[str, list[str]] = {}
     for item in coverage.values():
@@ -182,6 +225,16 @@ def build_map(
     for item in coverage.values():
         item.checked_by = sorted(dict.fromkeys(item.checked_by))
         item.exercised_by = sorted(dict.fromkeys(t for t in item.exercised_by if t not in item.checked_by))
+    if breakages is not None:
+        proving: dict[str, list[str]] = {rule_id: [] for rule_id in coverage}
+        for breakage in breakages:
+            for rule_id in breakage.rules:
+                if rule_id in proving:
+                    proving[rule_id].append(breakage.id)
+                else:
+                    problems.append(f"{breakage.where}: breaks {rule_id}, which no catalogue defines")
+        for rule_id, item in coverage.items():
+            item.breakages = proving[rule_id]
     return CoverageMap(
         rules=list(coverage.values()),
         unmapped=unmapped,
@@ -189,7 +242,57 @@ def build_map(
         unverified=sorted(dict.fromkeys(unverified)),
         spec_text=spec_text_name if compared else None,
         tests_loaded=len(tests),
+        unaccounted=unaccounted,
+        accounting=accounting,
+        breakages={b.id: b for b in breakages or []},
     )
+
+
+def _split(anchor: str, home: str) -> tuple[str, str]:
+    """(text file, sentence key) of an anchor: ``FILE:HASH`` names its file, a bare ``HASH`` is in ``home``."""
+    file, _, key = anchor.rpartition(":")
+    return file or home, key
+
+
+def _in_sections(statement: Statement, sections: set[str] | None) -> bool:
+    return sections is None or any(heading in sections for heading in statement.headings)
+
+
+def _account(
+    catalogues: list[Catalogue],
+    parsed: dict[str, list[Statement]],
+    claimed: dict[str, set[str]],
+    spec_catalogue: Catalogue | None,
+    spec_name: str,
+) -> tuple[list[UnaccountedSentence], dict[str, tuple[int, int, int]]]:
+    """The sentences of each catalogue's own text, in its sections, that no rule names and none lists as
+    informative (the spec's normative ones are the ``unmapped`` statements instead), and the counts per text."""
+    scopes: dict[str, set[str] | None] = {}
+    informative: dict[str, set[str]] = {}
+    for catalogue in catalogues:
+        home = catalogue.text or (spec_name if catalogue is spec_catalogue else "")
+        if not home or home not in parsed:
+            continue
+        informative.setdefault(home, set()).update(catalogue.informative)
+        whole = not catalogue.sections or scopes.get(home, set()) is None
+        scopes[home] = None if whole else {*(scopes.get(home) or set()), *catalogue.sections}
+    unaccounted: list[UnaccountedSentence] = []
+    accounting: dict[str, tuple[int, int, int]] = {}
+    for home, sections in scopes.items():
+        in_scope = [s for s in parsed[home] if _in_sections(s, sections)]
+        listed = informative.get(home, set())
+        ruled = claimed.get(home, set()) - listed
+        accounting[home] = (
+            len(in_scope),
+            sum(1 for s in in_scope if s.key in ruled),
+            sum(1 for s in in_scope if s.key in listed),
+        )
+        unaccounted += [
+            UnaccountedSentence(home, s)
+            for s in in_scope
+            if s.key not in claimed.get(home, set()) and not (home == spec_name and s.level is not None)
+        ]
+    return unaccounted, accounting
 
 
 def ordered(rules: list[RuleCoverage]) -> list[RuleCoverage]:
@@ -225,8 +328,31 @@ def as_json(cmap: CoverageMap) -> dict[str, Any]:
                 "exercised_by": c.exercised_by,
                 "not_checkable": c.rule.not_checkable or None,
                 "missing_anchors": c.missing_anchors,
+                "kind": c.rule.kind,
+                "check": c.rule.check or None,
+                "conditions": c.rule.conditions or None,
+                "breakages": c.breakages,
             }
             for c in ordered(cmap.rules)
+        ],
+        "breakages": [
+            {
+                "id": b.id,
+                "rules": list(b.rules),
+                "side": b.side,
+                "what": b.what,
+                "proof": b.proof,
+                "one_path": b.one_path or None,
+            }
+            for b in cmap.breakages.values()
+        ],
+        "accounting": {
+            name: {"sentences": total, "named_by_rules": ruled, "informative": listed}
+            for name, (total, ruled, listed) in cmap.accounting.items()
+        },
+        "unaccounted_sentences": [
+            {"text": u.text_file, "line": u.statement.line, "section": u.statement.section, "anchor": u.statement.key}
+            for u in cmap.unaccounted
         ],
         "unmapped_statements": [
             {

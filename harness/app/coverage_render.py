@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 
-from harness.app.coverage_map import NOT_COMPARED, CoverageMap, RuleCoverage, ordered
+from harness.app.coverage_map import NOT_COMPARED, STATUSES, CoverageMap, RuleCoverage, ordered
 
 #: Tests named per rule in the text output before "+N more".
 SHOWN_TESTS = 3
@@ -48,12 +48,38 @@ def summary_line(cmap: CoverageMap) -> str:
     must = [c for c in cmap.rules if c.rule.driver_side and c.rule.level == "MUST" and c.status != "not-checkable"]
     must_checked = sum(1 for c in must if c.status == "checked")
     unmapped = len(cmap.unmapped) if cmap.spec_text is not None else "not looked for"
+    unaccounted = len(cmap.unaccounted) if cmap.spec_text is not None else "not looked for"
+    by_kind = "; ".join(_kind_counts(cmap, kind) for kind in ("driver", "server"))
     return (
-        f"{len(cmap.rules)} rules: {counts['checked']} checked, {counts['exercised']} only exercised, "
-        f"{counts['unchecked']} unchecked, {counts['not-checkable']} not checkable by a run; "
+        f"{len(cmap.rules)} rules: {counts['checked']} checked and proven, {counts['unproven']} checked but unproven, "
+        f"{counts['exercised']} only exercised, {counts['unchecked']} unchecked, "
+        f"{counts['not-checkable']} not checkable by a run ({by_kind}); "
         f"driver-side MUSTs checked: {must_checked}/{len(must)}; unmapped statements: {unmapped}; "
-        f"tests loaded: {cmap.tests_loaded}"
+        f"unaccounted sentences: {unaccounted}; breakages: {len(cmap.breakages)}; tests loaded: {cmap.tests_loaded}"
     )
+
+
+def _kind_counts(cmap: CoverageMap, kind: str) -> str:
+    rules = [c for c in cmap.rules if c.rule.kind == kind]
+    counts = Counter(c.status for c in rules)
+    return f"{kind} {len(rules)}: " + ", ".join(f"{counts[s]} {s}" for s in STATUSES if counts[s])
+
+
+def accounting_lines(cmap: CoverageMap) -> list[str]:
+    """Per reference text: how many of its sentences rules name, how many are informative, how many nothing has."""
+    loose = Counter(u.text_file for u in cmap.unaccounted)
+    return [
+        f"{name}: {total} sentences in scope, {ruled} named by rules, {listed} informative, {loose[name]} unaccounted"
+        for name, (total, ruled, listed) in sorted(cmap.accounting.items())
+    ]
+
+
+def _proof(c: RuleCoverage) -> str:
+    if c.breakages is None:
+        return ""
+    if not c.breakages:
+        return "none (the check is unproven)"
+    return ", ".join(c.breakages)
 
 
 def _title(cmap: CoverageMap) -> str:
@@ -67,10 +93,23 @@ def _trailer(cmap: CoverageMap, bullet: str) -> list[str]:
     unchecked = [c for c in ordered(cmap.rules) if c.status in ("unchecked", "exercised")]
     lines += ["", f"Nothing checks ({len(unchecked)}):"]
     lines += [
-        f"{bullet}{c.rule.id} ({'driver' if c.rule.driver_side else 'server'} {c.rule.level}"
+        f"{bullet}{c.rule.id} ({c.rule.kind} {c.rule.level}"
         f"{', only exercised' if c.status == 'exercised' else ''}): {c.rule.paraphrase}"
         for c in unchecked
     ]
+    unproven = [c for c in ordered(cmap.rules) if c.status == "unproven"]
+    if unproven:
+        lines += ["", f"Checked, but no breakage proves the check ({len(unproven)}):"]
+        lines += [f"{bullet}{c.rule.id} ({c.rule.kind} {c.rule.level}): {c.rule.paraphrase}" for c in unproven]
+    if cmap.accounting:
+        lines += ["", "Reference texts, sentence by sentence:"] + [f"{bullet}{line}" for line in accounting_lines(cmap)]
+    if cmap.unaccounted:
+        lines += ["", f"Sentences no rule names and no catalogue lists as informative ({len(cmap.unaccounted)}):"]
+        lines += [
+            f"{bullet}{u.text_file} line {u.statement.line} [{u.statement.section}] anchor {u.statement.key}: "
+            f'"{_excerpt(u.statement.text)}"'
+            for u in cmap.unaccounted
+        ]
     if cmap.unmapped:
         lines += ["", f"Statements of the spec text that no rule names ({len(cmap.unmapped)}; new or reworded):"]
         for u in cmap.unmapped:
@@ -107,10 +146,21 @@ def render_text(cmap: CoverageMap) -> str:
             continue
         lines += ["", f"== {title} ({len(rules)})"]
         for c in rules:
-            mark = {"checked": "ok ", "exercised": "~~ ", "unchecked": "-- ", "not-checkable": "n/a"}[c.status]
+            mark = {
+                "checked": "ok ",
+                "unproven": "?? ",
+                "exercised": "~~ ",
+                "unchecked": "-- ",
+                "not-checkable": "n/a",
+            }[c.status]
             lines.append(f"{mark} {c.rule.id:<38} {c.rule.level:<6} [{c.rule.section}] {c.rule.paraphrase}")
+            if c.rule.conditions:
+                lines.append(f"      applies: {c.rule.conditions}")
             if c.checked_by:
                 lines.append(f"      checked by: {_tests(c.checked_by, SHOWN_TESTS)}")
+                lines.append(f"      compares: {c.rule.check or 'not said'}")
+            if c.breakages is not None and c.status != "not-checkable":
+                lines.append(f"      broken by: {_proof(c)}")
             if c.exercised_by:
                 lines.append(f"      exercised by: {_tests(c.exercised_by, SHOWN_TESTS)}")
             if c.rule.not_checkable:
@@ -128,14 +178,24 @@ def render_markdown(cmap: CoverageMap) -> str:
             "",
             f"## {title} ({len(rules)})",
             "",
-            "| rule | level | section | rule, paraphrased | status | tests |",
-            "| --- | --- | --- | --- | --- | --- |",
+            "| rule | level | section | rule, paraphrased | status | tests | compares | broken by |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- |",
         ]
         for c in rules:
             tests = _tests(c.checked_by, None) or (
                 f"exercised by: {_tests(c.exercised_by, None)}" if c.exercised_by else c.rule.not_checkable or ""
             )
-            cells = [c.rule.id, c.rule.level, c.rule.section, c.rule.paraphrase, c.status, tests.replace("|", "\\|")]
+            cells = [
+                c.rule.id,
+                c.rule.level,
+                c.rule.section,
+                c.rule.paraphrase,
+                c.status,
+                tests,
+                c.rule.check if c.checked_by else "",
+                _proof(c) if c.status != "not-checkable" else "",
+            ]
+            cells = [cell.replace("|", "\\|") for cell in cells]
             lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines + _trailer(cmap, "- "))
 

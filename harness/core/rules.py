@@ -52,6 +52,37 @@ class Rule:
     not_checkable: str = ""
     #: Which catalogue it came from (``change-streams``, ``server``).
     catalogue: str = ""
+    #: How much of the rule its check compares: ``whole``, or ``part: <what is left out, and why>``.
+    check: str = ""
+    #: When the rule applies (server versions, topologies, options); "" when always.
+    conditions: str = ""
+
+    @property
+    def kind(self) -> str:
+        """``driver`` or ``server``: whose behaviour the rule is about."""
+        return "driver" if self.driver_side else "server"
+
+
+#: What a breakage breaks: the driver under test, or the server (the target).
+BREAKAGE_SIDES = ("driver", "server")
+
+
+@dataclass(frozen=True)
+class Breakage:
+    """A deliberately broken driver or server that the checks of ``rules`` must catch (the proof of a check).
+
+    ``proof`` names where the harness's own tests apply it and assert that the checks fail: ``PATH::NAME``, a
+    test module and either the table that holds the breakage under ``id`` or the test function that applies it.
+    """
+
+    id: str
+    rules: tuple[str, ...]
+    side: str
+    what: str
+    proof: str
+    #: Set for a breakage that changes one code path of several (one API of two, one error class, one option).
+    one_path: str = ""
+    where: str = ""
 
 
 @dataclass(frozen=True)

@@ -165,27 +165,32 @@ def _deviation(entry: Any, where: str) -> DeviationTrace:
     )
 
 
+def trace_paths() -> list[Path]:
+    """``traces.yml`` and every ``traces-*.yml`` beside it (one per area of scenarios)."""
+    return [TRACES, *sorted(TRACES.parent.glob("traces-*.yml"))]
+
+
 def load_traces(path: Path | None = None) -> Traces:
-    """The trace file: ``traces`` (one entry per scenario) and ``deviations`` (one per expected-outcome entry)."""
-    path = path or TRACES
-    data = _read_yaml(path)
-    if not isinstance(data, dict) or not isinstance(data.get("traces"), list):
-        raise RuleFileError(f"{path}: expected a mapping with a 'traces' list (and a 'deviations' list)")
-    deviations = data.get("deviations") or []
-    if not isinstance(deviations, list):
-        raise RuleFileError(f"{path}: 'deviations' is a list")
-    tests = tuple(_test_trace(entry, f"{path}: trace {number}") for number, entry in enumerate(data["traces"], 1))
+    """The trace files: ``traces`` (one entry per scenario) and ``deviations`` (one per expected-outcome entry).
+
+    ``path`` None: every trace file of the project (:func:`trace_paths`); a scenario traced twice is an error."""
+    tests: list[TestTrace] = []
+    deviations: list[DeviationTrace] = []
+    for one in [path] if path is not None else trace_paths():
+        data = _read_yaml(one)
+        if not isinstance(data, dict) or not isinstance(data.get("traces"), list):
+            raise RuleFileError(f"{one}: expected a mapping with a 'traces' list (and a 'deviations' list)")
+        listed = data.get("deviations") or []
+        if not isinstance(listed, list):
+            raise RuleFileError(f"{one}: 'deviations' is a list")
+        tests += [_test_trace(entry, f"{one}: trace {number}") for number, entry in enumerate(data["traces"], 1)]
+        deviations += [_deviation(entry, f"{one}: deviation {number}") for number, entry in enumerate(listed, 1)]
     seen: set[str] = set()
     for trace in tests:
         if trace.test in seen:
             raise RuleFileError(f"{trace.where}: the test is traced twice")
         seen.add(trace.test)
-    return Traces(
-        tests=tests,
-        deviations=tuple(
-            _deviation(entry, f"{path}: deviation {number}") for number, entry in enumerate(deviations, 1)
-        ),
-    )
+    return Traces(tests=tuple(tests), deviations=tuple(deviations))
 
 
 def trace_problems(

@@ -59,10 +59,19 @@ rules:
         else f"""
 tests:
   - {{test: "{PROSE_4}", checks: [CS-API-OPEN]}}
-  - {{test: "{PROSE_7}", exercises: [CS-API-LOG]}}
+  - {{test: "{PROSE_7}", checks: [CS-API-LOG]}}
 """
     )
+    (tmp_path / "breakages").mkdir(exist_ok=True)
+    (tmp_path / "breakages" / "widgets.yml").write_text(BREAKAGES)
     return spec
+
+
+BREAKAGES = """
+breakages:
+  - {id: never opens, rules: [CS-API-OPEN], side: driver, what: no widget, proof: "tests/x.py::TABLE"}
+  - {id: silent, rules: [CS-API-LOG], side: driver, what: logs nothing, proof: "tests/x.py::test_silent"}
+"""
 
 
 @pytest.fixture
@@ -70,6 +79,8 @@ def files(tmp_path, monkeypatch):
     monkeypatch.setattr(rule_files, "SPEC_CATALOGUE", tmp_path / "rules.yml")
     monkeypatch.setattr(rule_files, "SERVER_CATALOGUE", tmp_path / "no-server-rules.yml")
     monkeypatch.setattr(rule_files, "TEST_MAPPING", tmp_path / "tests.yml")
+    monkeypatch.setattr(rule_files, "COVERAGE_DIR", tmp_path)
+    monkeypatch.setattr(rule_files, "BREAKAGES_DIR", tmp_path / "breakages")
     (tmp_path / "specs").mkdir()
     return tmp_path
 
@@ -80,7 +91,7 @@ def _coverage(capsys, *args: str) -> tuple[int, str, str]:
     return status, out, err
 
 
-def test_every_driver_must_checked_exits_0_and_lists_each_rule(files, capsys):
+def test_every_rule_checked_and_proven_exits_0_and_lists_each_rule(files, capsys):
     spec = _write_files(files)
     status, out, err = _coverage(capsys, "--spec-text", str(spec), "--specs", str(files / "specs"))
     assert status == 0, err
@@ -89,9 +100,59 @@ def test_every_driver_must_checked_exits_0_and_lists_each_rule(files, capsys):
     should = next(i for i, line in enumerate(lines) if line.startswith("== driver-side SHOULD"))
     assert must < should
     assert lines[must + 1].startswith("ok  CS-API-OPEN") and PROSE_4 in lines[must + 2]
-    assert "~~  CS-API-LOG" in out and f"exercised by: {PROSE_7}" in out
+    assert lines[must + 3] == "      compares: not said" and lines[must + 4] == "      broken by: never opens"
+    assert "ok  CS-API-LOG" in out and "broken by: silent" in out
     assert "n/a CS-API-DOC" in out and "not checkable: documentation" in out
+    assert "widgets.md: 3 sentences in scope, 3 named by rules, 0 informative, 0 unaccounted" in out
+
+
+def test_a_should_only_exercised_or_a_check_no_breakage_proves_exits_1(files, capsys):
+    """Every rule counts, SHOULDs and server rules too; a check is not enough without a breakage it catches."""
+    spec = _write_files(
+        files,
+        mapping=f'tests:\n  - {{test: "{PROSE_4}", checks: [CS-API-OPEN]}}\n'
+        f'  - {{test: "{PROSE_7}", exercises: [CS-API-LOG]}}\n',
+    )
+    status, out, err = _coverage(capsys, "--spec-text", str(spec), "--specs", str(files / "specs"))
+    assert status == 1 and "CS-API-LOG" in err and "CS-API-OPEN" not in err
+    assert "~~  CS-API-LOG" in out and f"exercised by: {PROSE_7}" in out
     assert "CS-API-LOG (driver SHOULD, only exercised)" in out  # listed under "Nothing checks"
+    spec = _write_files(files)
+    (files / "breakages" / "widgets.yml").write_text(BREAKAGES.split("  - {id: silent")[0])
+    status, out, err = _coverage(capsys, "--spec-text", str(spec), "--specs", str(files / "specs"))
+    assert status == 1 and "CS-API-LOG" in err
+    assert "??  CS-API-LOG" in out and "broken by: none (the check is unproven)" in out
+
+
+def test_every_sentence_of_a_reference_text_is_a_rule_or_informative(files, capsys):
+    """A catalogue of another text (here a note on widgets, limited to one section) accounts for each of its
+    sentences: named by a rule (also across texts, ``FILE:HASH``) or listed as informative with why."""
+    note = "# Note\n\n## History\n\nWidgets came first. Gadgets came later.\n\n## Rules\n\nA widget turns.\n"
+    spec = _write_files(files)
+    (files / "note.md").write_text(note)
+    (files / "note-rules.yml").write_text(f"""
+text: note.md
+sections: [History]
+informative:
+  - {{anchor: "{_anchor(note, "Widgets came")}", why: history}}
+rules:
+  - {{id: CS-NOTE-ORDER, section: History, paraphrase: gadgets after widgets,
+      anchors: ["{_anchor(note, "Gadgets")}", "widgets.md:{_anchor(TEXT, "Drivers MUST open")}"]}}
+""")
+    status, out, err = _coverage(capsys, "--spec-text", str(spec), "--specs", str(files / "specs"))
+    assert "note.md: 2 sentences in scope, 1 named by rules, 1 informative, 0 unaccounted" in out
+    assert "-- CS-NOTE-ORDER" in out.replace("--  ", "-- ") and status == 1  # unchecked, not unaccounted
+    (files / "note-rules.yml").write_text(f"""
+text: note.md
+informative:
+  - {{anchor: "{_anchor(note, "Widgets came")}", why: history}}
+  - {{anchor: "0000000000000000", why: gone}}
+rules: []
+""")
+    status, out, err = _coverage(capsys, "--spec-text", str(spec), "--specs", str(files / "specs"))
+    assert status == 1 and "2 unaccounted sentence(s) of note.md" in err
+    assert "note.md line 5 [History] anchor" in out and "Gadgets came later" in out
+    assert "informative anchor 0000000000000000 is not a sentence of note.md" in out
 
 
 def test_an_unchecked_driver_must_exits_1_unless_report_only(files, capsys):
@@ -145,7 +206,7 @@ def test_markdown_output_is_a_table_per_group(files, capsys):
     )
     assert status == 0
     assert "## driver-side MUST (1)" in out
-    assert f"| CS-API-OPEN | MUST | Opening | open on request | checked | {PROSE_4} |" in out
+    assert f"| CS-API-OPEN | MUST | Opening | open on request | checked | {PROSE_4} |  | never opens |" in out
 
 
 # -- the model ------------------------------------------------------------------------------------------
@@ -247,11 +308,12 @@ rules:
         load_catalogue(tmp_path / "server.yml", "server", driver_side_default=False),
     ]
     tests = [LoadedTest("unified/server-events::SRV-ORDER: order", "SRV-ORDER: order"), LoadedTest(PROSE_4, "x")]
-    cmap = build_map(TEXT, "widgets.md", catalogues, load_mapping(tmp_path / "tests.yml"), tests, {"server": overview})
+    texts = {"overview.md": overview}
+    cmap = build_map(TEXT, "widgets.md", catalogues, load_mapping(tmp_path / "tests.yml"), tests, texts)
     by_id = {c.rule.id: c for c in cmap.rules}
     assert not by_id["SRV-ORDER"].rule.driver_side and by_id["SRV-ORDER"].checked_by == [tests[0].test_id]
     assert by_id["SRV-ORDER"].missing_anchors == [] and by_id["SRV-GONE"].missing_anchors == ["0000000000000000"]
-    assert cmap.failing() == [], "server-side rules do not hold CI"
+    assert cmap.failing() == ["CS-API-LOG", "SRV-GONE"], "server-side rules hold CI as driver-side ones do"
     unverified = build_map(TEXT, "widgets.md", catalogues, load_mapping(tmp_path / "tests.yml"), tests)
     assert any("anchors not verified" in p for p in unverified.problems)
 

@@ -133,19 +133,3 @@ def test_every_rule_a_scenario_names_is_catalogued():
     named = {rule for test in all_scenarios() for rule in rule_ids(test)}
     assert named <= driver | {entry["id"] for entry in server}, sorted(named - driver - {e["id"] for e in server})
     assert {entry["id"] for entry in server} == {rule for rule in named if rule.startswith("SRV-")}
-
-
-def test_every_rule_a_scenario_names_has_a_breakage_that_fails_it():
-    """No rule is claimed by a scenario unless some broken driver or server is shown to fail that scenario."""
-    from tests.specs.scenarios import test_supplementary_api as api
-    from tests.specs.scenarios import test_supplementary_gaps as gaps
-    from tests.specs.scenarios import test_supplementary_resume as resume
-    from tests.specs.scenarios import test_supplementary_shaped as shaped
-    from tests.specs.scenarios.test_supplementary_server import BROKEN_SERVER
-    from tests.specs.scenarios.test_supplementary_server import PROVEN_APART as SERVER_PROVEN_APART
-
-    tables = (BROKEN, resume.BROKEN_DRIVER, api.BROKEN_API, BROKEN_SERVER, gaps.BROKEN_GAPS, shaped.BROKEN_SHAPED)
-    proven = {rule for table in tables for rules, *_ in table.values() for rule in rules.split(", ")}
-    proven |= set(resume.PROVEN_APART) | set(api.PROVEN_APART) | set(gaps.PROVEN_APART) | set(SERVER_PROVEN_APART)
-    named = {rule for test in all_scenarios() for rule in rule_ids(test)}
-    assert named <= proven, sorted(named - proven)

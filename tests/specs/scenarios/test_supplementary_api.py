@@ -187,9 +187,6 @@ BROKEN_API: dict[str, tuple[str, Breakage]] = {
     "resume outside the session": ("CS-RESUME-SESSION", _resume_outside_the_session),
 }
 
-#: Rules proven by a test of their own below rather than by a table entry.
-PROVEN_APART = ("CS-PIPE-MULTISTAGE",)
-
 
 @pytest.mark.parametrize("breakage", sorted(BROKEN_API))
 def test_a_driver_that_breaks_the_rule_fails_its_scenario(embedded_run, monkeypatch, breakage):

@@ -294,8 +294,6 @@ def _refuses_two_start_points(mp: pytest.MonkeyPatch) -> None:
 
 
 EXCLUSIVE = scenarios(START_OPTIONS)
-#: Rules proven by tests of their own here, not by a BROKEN_GAPS entry (the three tests below).
-PROVEN_APART = ("CS-OPT-EXCLUSIVE",)
 
 
 @pytest.mark.parametrize("test", EXCLUSIVE, ids=lambda test: test.description[:60])

@@ -280,9 +280,6 @@ BROKEN_DRIVER: dict[str, tuple[str, Breakage]] = {
     "killCursors errors escape": ("CS-KILL-SUPPRESS", _kill_cursors_errors_escape),
 }
 
-#: Rules proven by a test of their own below rather than by a table entry.
-PROVEN_APART = ("CS-TOKEN-MISSING",)
-
 
 @pytest.mark.parametrize("breakage", sorted(BROKEN_DRIVER))
 def test_a_driver_that_breaks_the_rule_fails_its_scenario(embedded_run, monkeypatch, breakage):
