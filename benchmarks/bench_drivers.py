@@ -1,5 +1,8 @@
 """What a driver under test costs the harness: the main job per driver, and one operation's round trip.
 
+The Java and Go executors are built (or found in the harness's cache) before the clock starts; the build
+time is a column of its own.
+
 An executor driver (another process speaking docs/executor-protocol.md) adds a JSON round trip to every
 driver-port call. The number to read is the ratio to in-process pymongo measured in the same run, on the
 same machine, with the rounds interleaved so drift hits every driver alike; absolute seconds on a shared
@@ -18,6 +21,7 @@ import argparse
 import json
 import os
 import platform
+import shutil
 import statistics
 import subprocess
 import sys
@@ -48,7 +52,10 @@ MAIN_JOB = [
     "--strict",
     "-q",
 ]
-ALL_DRIVERS = ("pymongo", "pymongo-async", "pymongo-executor", "node")
+ALL_DRIVERS = ("pymongo", "pymongo-async", "pymongo-executor", "node", "java", "go")
+#: Executors built on first use (a JVM classpath, a Go binary): built before the clock starts, and the build
+#: measured apart (cold, or from the harness's cache).
+BUILT = {"java": ("mvn", "java"), "go": ("go",)}
 BASELINE = "pymongo"
 
 
@@ -64,6 +71,8 @@ class DriverRow:
     round_trip_ms: dict[str, float] = field(default_factory=dict)
     driver: dict[str, Any] = field(default_factory=dict)
     problem: str = ""
+    #: Seconds to get a built executor's command line before the first round (0 for the others).
+    build_s: float = 0.0
 
 
 def available(name: str) -> str:
@@ -74,7 +83,22 @@ def available(name: str) -> str:
             return (
                 f"the Node executor's packages are not installed ({node_modules}: npm ci --prefix harness/drivers/node)"
             )
-    return ""
+    missing = [tool for tool in BUILT.get(name, ()) if shutil.which(tool) is None]
+    return f"{' and '.join(missing)} not installed" if missing else ""
+
+
+def build(name: str) -> tuple[float, str]:
+    """Seconds to build (or find in the cache) a built executor, and why it failed ('' when it did not)."""
+    if name not in BUILT:
+        return 0.0, ""
+    from harness.drivers.executor.known import BUILT_EXECUTORS
+
+    began = time.perf_counter()
+    try:
+        BUILT_EXECUTORS[name]()
+    except Exception as exc:  # any build failure is a row that says why, not a crashed benchmark
+        return time.perf_counter() - began, f"build failed: {exc}"
+    return time.perf_counter() - began, ""
 
 
 def main_job(name: str, jobs: int) -> tuple[float, int, list[dict[str, Any]]]:
@@ -124,6 +148,8 @@ def measure(drivers: list[str], rounds: int, jobs: int, trips: int) -> list[Driv
     rows = {name: DriverRow(name) for name in drivers}
     for name, row in rows.items():
         row.problem = available(name)
+        if not row.problem:
+            row.build_s, row.problem = build(name)
     for _ in range(rounds):  # interleaved: every driver once per round
         for name, row in rows.items():
             if row.problem:
@@ -155,13 +181,13 @@ def render(rows: list[DriverRow], args: argparse.Namespace) -> str:
         "",
         (
             "| driver | reported as | wall (s) | ratio | exit | outcomes | verdicts differing from pymongo "
-            "| find (ms) | insertOne (ms) |"
+            "| find (ms) | insertOne (ms) | build (s) |"
         ),
-        "| --- | --- | ---: | ---: | --- | --- | ---: | ---: | ---: |",
+        "| --- | --- | ---: | ---: | --- | --- | ---: | ---: | ---: | ---: |",
     ]
     for row in rows:
         if row.problem:
-            lines.append(f"| {row.name} | not measured: {row.problem} | | | | | | | |")
+            lines.append(f"| {row.name} | not measured: {row.problem} | | | | | | | | |")
             continue
         wall = min(row.walls_s)
         ratio = f"{wall / base_wall:.2f}" if base_wall else ""
@@ -170,7 +196,8 @@ def render(rows: list[DriverRow], args: argparse.Namespace) -> str:
         outcomes = ", ".join(f"{n} {o}" for o, n in sorted(row.outcomes.items()))
         lines.append(
             f"| {row.name} | {reported} | {wall:.2f} | {ratio} | {','.join(map(str, row.exit_codes))} | {outcomes} "
-            f"| {differing} | {row.round_trip_ms.get('find', 0):.2f} | {row.round_trip_ms.get('insertOne', 0):.2f} |"
+            f"| {differing} | {row.round_trip_ms.get('find', 0):.2f} | {row.round_trip_ms.get('insertOne', 0):.2f} "
+            f"| {row.build_s:.1f} |"
         )
     return "\n".join(lines) + "\n"
 

@@ -15,6 +15,7 @@ same deadline, single-owner teardown and verdicts.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -340,9 +341,18 @@ def expect_token(actual: Any, expected: Any, situation: str) -> None:
     expect(actual == expected, f"getResumeToken {situation}: expected {show(expected)}, got {show(actual)}")
 
 
+#: Every prose check opens a change stream, which needs a replica set or a sharded cluster (a standalone refuses
+#: the $changeStream stage): the topologies of a check that names none.
+CHANGE_STREAM_TOPOLOGIES = ("replicaset", "sharded", "load-balanced")
+
+
 def preflight(test: ProseTest, run: Any) -> Verdict | None:
-    """A ``skipped`` verdict when the target does not meet the prose test's requirement."""
-    reason = unmet(test.requirement, run.target) if test.requirement is not None else None
+    """A ``skipped`` verdict when the target does not meet the prose test's requirement (by default, a topology
+    with change streams)."""
+    requirement = test.requirement or Requirement()
+    if requirement.topologies is None:
+        requirement = dataclasses.replace(requirement, topologies=CHANGE_STREAM_TOPOLOGIES)
+    reason = unmet(requirement, run.target)
     return Verdict(SKIPPED, reason) if reason else None
 
 

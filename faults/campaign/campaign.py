@@ -35,7 +35,7 @@ from faults.campaign.nemesis import AppliedFault, Nemesis
 from faults.campaign.restart import restartable
 from faults.campaign.schedule import KINDS, NETWORK_KINDS, TARGET_KINDS, Fault, make_schedule
 from faults.campaign.writer import Writer
-from harness.core.verdicts import FAILED, PASSED, Verdict
+from harness.core.verdicts import FAILED, PASSED, SKIPPED, Verdict
 from harness.engine.lifecycle import Case
 from harness.engine.run import Check, HarnessRun, RunOptions
 
@@ -131,8 +131,14 @@ def run_campaign(
 
 
 def _restartable_target(target: str, scratch: Path) -> str:
-    """The embedded target, on disk in ``scratch`` (restart faults restart it); any other target as given."""
-    return f"embedded={scratch / 'data'}" if target == "embedded" else target
+    """A SecantusDB target moved to disk so restart faults can restart it: the embedded ones in ``scratch``, the
+    daemon with its ``on-disk`` switch; any other target as given (a restart fault on it is skipped, said why)."""
+    name, _, argument = target.partition("=")
+    if name in ("embedded", "embedded-no-test-commands") and not argument:
+        return f"{name}={scratch / 'data'}"
+    if name == "secantusdb-daemon" and "on-disk" not in argument.split(","):
+        return f"{name}={','.join(part for part in (argument, 'on-disk') if part)}"
+    return target
 
 
 def _network_unavailable(wanted: list[str], options: CampaignOptions) -> list[str]:
@@ -172,9 +178,22 @@ def campaign_check(options: CampaignOptions, skipped: list[str] | None = None) -
         file="campaign",
         name=campaign_name(options),
         open=case.bind,
+        preflight=_needs_change_streams,
         timeout_s=lambda run: case.budget_s() + 120,
     )
     return check, case
+
+
+def _needs_change_streams(run: Any) -> Verdict | None:
+    """``skipped`` on a standalone target: the consumer watches a change stream, which needs a replica set."""
+    info = run.target.info
+    if info.topology == "single":
+        return Verdict(
+            SKIPPED,
+            f"a campaign watches a change stream, which needs a replica set or a sharded cluster; target "
+            f"{info.name} is a standalone",
+        )
+    return None
 
 
 class CampaignCase(Case):
@@ -203,6 +222,8 @@ class CampaignCase(Case):
             options.progress(f"campaign: fault kind {kind} skipped: {reason}")
             self.skipped.append(kind)
         kinds = tuple(k for k in options.kinds if k not in self.skipped)
+        if options.faults and not kinds:
+            return Verdict(SKIPPED, f"no fault kind asked for can be injected on this run ({', '.join(self.skipped)})")
         self.current = "running the campaign"
         schedule = make_schedule(options.seed, options.events, options.faults, kinds)
         budget = options.deadline_s or 60 + 0.02 * options.events + 3 * len(schedule)

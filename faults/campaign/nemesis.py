@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from faults.campaign.restart import restart_embedded
+from faults.campaign.restart import restart_target
 from faults.campaign.schedule import FAILPOINT_KINDS, NETWORK_KINDS, OUTAGE_KINDS, SURFACING_KINDS, Fault
 from faults.network import NetworkFaults, Toxic
 from harness.core.constants import RESUMABLE_LABEL
@@ -137,7 +137,7 @@ class Nemesis:
                 self._network(fault, applied)
             elif fault.kind == "restart":
                 in_place()
-                restart_embedded(self.target, fault.param("down_ms", 0) / 1000)
+                restart_target(self.target, fault.param("down_ms", 0) / 1000)
             else:
                 applied.problems.append(f"unknown fault kind {fault.kind!r}")
         except Exception as exc:

@@ -10,7 +10,7 @@ if TYPE_CHECKING:
     from harness.engine.plugins import FrontEnd
 
 #: The rows of the app's run-options table ``harness campaign`` takes (``harness run`` declares them all).
-RUN_OPTIONS = ("driver", "target", "failpoints", "results")
+RUN_OPTIONS = ("driver", "target", "failpoints", "results", "allow_destructive")
 
 
 def add_arguments(campaign: argparse.ArgumentParser) -> None:
@@ -18,8 +18,11 @@ def add_arguments(campaign: argparse.ArgumentParser) -> None:
     from faults.campaign.schedule import KINDS
 
     campaign.description = (
-        "A seeded fault campaign. Its embedded target runs on disk, in a scratch directory, "
-        "so restart faults can restart it; --results gets the campaign's one record."
+        "A seeded fault campaign. --target takes any target; SecantusDB targets run on disk in a scratch "
+        "directory (embedded, embedded-no-test-commands; secantusdb-daemon gets its on-disk switch), and "
+        "embedded-on-disk or secantusdb-daemon=on-disk are on disk already, so restart faults can restart "
+        "them; a target that cannot restart has its restart faults skipped, with why. --results gets the "
+        "campaign's one record."
     )
     campaign.add_argument("--events", type=int, default=10_000, help="documents the writer inserts (default 10000)")
     campaign.add_argument("--faults", type=int, default=50, help="faults in the schedule (default 50)")

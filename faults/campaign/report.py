@@ -18,7 +18,7 @@ def print_summary(result: Any, out: TextIO | None = None) -> None:
         file=out,
     )
     if result.skipped_kinds:
-        print(f"  kinds skipped     {', '.join(result.skipped_kinds)} (no Toxiproxy server)", file=out)
+        print(f"  kinds skipped     {', '.join(result.skipped_kinds)} (each said why above)", file=out)
     print(f"  driver resumes    {result.driver_resumes}  (aggregates sent: {result.aggregates})", file=out)
     print(
         f"  errors seen       {len(result.errors)}  allowed by the spec: {len(result.errors) - len(result.disallowed)}",

@@ -22,6 +22,7 @@ from pathlib import Path
 from faults.network.api import ToxiproxyAPI
 from faults.network.toxics import NetworkFaultError
 from harness.core.project_data import checkout_root
+from harness.engine import child_processes
 
 _CHECKOUT = checkout_root()
 #: Where ``scripts/install-toxiproxy.sh`` puts the pinned server in a checkout (None: an installed wheel has none).
@@ -109,7 +110,7 @@ class ToxiproxyServer:
         self.port = free_loopback_port()
         self._log = tempfile.NamedTemporaryFile(prefix="toxiproxy-", suffix=".log", delete=False)
         env = dict(os.environ, LOG_LEVEL=self.log_level)
-        self.process = subprocess.Popen(
+        self.process = child_processes.popen(  # ends with the harness, however the harness ends
             [str(binary), "-host", self.host, "-port", str(self.port)],
             stdin=subprocess.DEVNULL,
             stdout=self._log,

@@ -156,10 +156,13 @@ def add_label_argument(parser: argparse.ArgumentParser) -> None:
 
 
 def parse_label(text: str) -> tuple[str, str]:
+    """``KEY=VALUE``; a connection string in the value has its password hidden (labels go into every record)."""
+    from harness.targets.connection_strings import redact_text
+
     key, sep, value = text.partition("=")
     if not sep or not key.strip():
-        raise argparse.ArgumentTypeError(f"a label is KEY=VALUE, got {text!r}")
-    return key.strip(), value
+        raise argparse.ArgumentTypeError(f"a label is KEY=VALUE, got {redact_text(text)!r}")
+    return key.strip(), redact_text(value)
 
 
 def add_run_arguments(run: argparse.ArgumentParser) -> None:
@@ -288,10 +291,19 @@ COMMANDS = {
 }
 
 
+#: Commands that start processes (workers, servers, executors, builds): everything they start ends with them,
+#: however the harness process dies (harness/engine/child_processes.py).
+LIFELINE_COMMANDS = ("run", "campaign", "matrix", "executor-check")
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     only = argv[0] if argv and not argv[0].startswith("-") else None
     args = build_parser(only).parse_args(argv)
+    if args.command in LIFELINE_COMMANDS:
+        from harness.engine import child_processes
+
+        child_processes.ensure_lifeline()
     command = COMMANDS.get(args.command)
     if command is None:
         return compose.plugins().commands[args.command].run(args, compose.front_end(args))

@@ -11,15 +11,19 @@ from __future__ import annotations
 
 import argparse
 import json
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from bson import Binary, Decimal128, Int64, ObjectId, Timestamp, json_util
+from pymongo import MongoClient
+from pymongo.errors import PyMongoError
 
 from harness.core.ports import TargetUnavailable
 from harness.drivers.executor.adapter import hello_problems
 from harness.drivers.executor.process import HELLO_TIMEOUT_S, PROTOCOL_VERSION, ExecutorFailure, ExecutorProcess
+from harness.targets.connection_strings import redact_text
 
 REQUEST_TIMEOUT_S = 20.0
 
@@ -43,6 +47,8 @@ class Check:
     process: ExecutorProcess
     uri: str | None
     problems: list[str] = field(default_factory=list)
+    #: The executor's ``hello`` result (plain JSON), for the checks that depend on what it declared.
+    hello: dict[str, Any] = field(default_factory=dict)
 
     def request(self, method: str, **params: Any) -> dict[str, Any]:
         reply = self.process.request(method, params, REQUEST_TIMEOUT_S)
@@ -77,6 +83,12 @@ def check_hello(check: Check) -> None:
         return
     check.problems.extend(f"hello: {problem}" for problem in hello_problems(reply["result"]))
     plain = json.loads(check.process.last_line).get("result") or {}
+    check.hello = plain if isinstance(plain, dict) else {}
+    fast = plain.get("fastHeartbeatMS")
+    if fast is not None and (isinstance(fast, bool) or not isinstance(fast, int) or fast <= 0):
+        check.problems.append(
+            f"hello: fastHeartbeatMS must be null or a positive integer (section 4), got {json.dumps(fast)}"
+        )
     for key in ("protocolVersion", "fastHeartbeatMS", "minWireVersion"):
         if isinstance(plain.get(key), dict):
             check.problems.append(
@@ -108,8 +120,13 @@ def _typed(value: Any) -> tuple[str, Any, int | None]:
     return (type(value).__name__, value, None)
 
 
-#: Lines that are not requests (section 1): no id to answer, so nothing may appear on stdout.
-NOT_REQUESTS = ("{not json", "[1, 2]", '{"method": "echo", "params": {"value": 1}}')
+#: Lines that are not requests (section 1): no integer id to answer, so nothing may appear on stdout.
+NOT_REQUESTS = (
+    "{not json",
+    "[1, 2]",
+    '{"method": "echo", "params": {"value": 1}}',
+    '{"id": 1.5, "method": "echo", "params": {"value": 1}}',
+)
 
 
 def check_errors(check: Check) -> None:
@@ -302,6 +319,248 @@ def _typed_tree(value: Any) -> Any:
     return _typed(value)
 
 
+def _open_scope(check: Check, scope: str, budget_ms: int, *entities: dict[str, Any], heartbeat: Any = None) -> bool:
+    """``openScope`` on the server and its entities; False (with the problem said) when any of them failed."""
+    assert check.uri is not None
+    before = len(check.problems)
+    check.expect_ok(
+        "openScope", scope=scope, uri=check.uri, iterationTimeoutMS=budget_ms, heartbeatFrequencyMS=heartbeat
+    )
+    for entity in entities:
+        check.expect_ok("createEntity", scope=scope, entity=entity)
+    return len(check.problems) == before
+
+
+def _client_and_collection(collection: str, **client: Any) -> tuple[dict[str, Any], ...]:
+    return (
+        {"client": {"id": "client", "observeEvents": ["commandStartedEvent"], **client}},
+        {"database": {"id": "db", "client": "client", "databaseName": "executor_check"}},
+        {"collection": {"id": "coll", "database": "db", "collectionName": collection}},
+    )
+
+
+def _command_names(check: Check, scope: str) -> list[str]:
+    """The names of the commands the scope's ``client`` has started so far, in order."""
+    events = check.expect_ok("events", scope=scope, client="client", eventType="command")
+    return [event.get("commandName") for event in events or [] if isinstance(event, dict)]
+
+
+def _run(check: Check, scope: str, name: str, obj: str, **arguments: Any) -> dict[str, Any]:
+    return check.request("run", scope=scope, operation={"name": name, "object": obj, "arguments": arguments})
+
+
+def check_scopes(check: Check) -> None:
+    """Section 5: a scope opened with the executor's own fastHeartbeatMS works, and an open scope's id is not reused;
+    section 6.1: an unknown URI option is refused, never silently dropped."""
+    scope = "scopes"
+    fast = check.hello.get("fastHeartbeatMS")
+    if not _open_scope(check, scope, 5000, *_client_and_collection("scopes"), heartbeat=fast):
+        check.problems.append(
+            f"openScope with heartbeatFrequencyMS {json.dumps(fast)} (hello's fastHeartbeatMS) and a "
+            "client: expected both to succeed (section 5)"
+        )
+        check.expect_ok("closeScope", scope=scope)
+        return
+    again = check.request("openScope", scope=scope, uri=check.uri, iterationTimeoutMS=5000, heartbeatFrequencyMS=None)
+    if again["ok"] or again["error"].get("kind") != "invalidRequest":
+        check.problems.append(
+            f"openScope with the id of an open scope: expected invalidRequest (section 5), got {again!r}"
+        )
+    counted = _run(check, scope, "countDocuments", "coll", filter={})
+    if not counted["ok"]:
+        check.problems.append(
+            "countDocuments after a second openScope of the same id: the open scope must be left as it was, "
+            f"got {counted!r}"
+        )
+    unknown = {"client": {"id": "unknownOption", "uriOptions": {"notAUriOption": 1}}}
+    reply = check.request("createEntity", scope=scope, entity=unknown)
+    error = reply.get("error") or {}
+    refused = error.get("kind") == "notImplemented" or (
+        error.get("kind") == "driverError" and error.get("isClientError") is True
+    )
+    if reply["ok"] or not refused:
+        check.problems.append(
+            "createEntity with uriOptions {notAUriOption: 1}: expected notImplemented or a driverError with "
+            f"isClientError true, never a client that drops the option (section 6.1), got {reply!r}"
+        )
+    check.expect_ok("closeScope", scope=scope)
+
+
+def check_cursor_reading(check: Check) -> None:
+    """Section 3, ``documents``: a cursor is read to its end, through the getMores it takes."""
+    scope = "cursor"
+    if _open_scope(check, scope, 5000, *_client_and_collection("cursor")):
+        _run(check, scope, "deleteMany", "coll", filter={})
+        documents = [{"_id": Int64(n)} for n in (1, 2, 3)]
+        _run(check, scope, "insertMany", "coll", documents=documents)
+        start = len(_command_names(check, scope))
+        found = _run(check, scope, "find", "coll", filter={}, sort={"_id": 1}, batchSize=1)
+        if found.get("resultKind") != "documents" or _typed_tree(found.get("result")) != _typed_tree(documents):
+            check.problems.append(
+                f"run find (batchSize 1, three documents): expected resultKind documents and {_wire(documents)}, "
+                f"got {found!r}"
+            )
+        names = _command_names(check, scope)[start:]
+        if names[:1] != ["find"] or names[1:].count("getMore") < 2:
+            check.problems.append(
+                "run find (batchSize 1, three documents): expected find then a getMore per further batch (section "
+                f"3: a cursor is read until the server closes it), the client sent {names}"
+            )
+    check.expect_ok("closeScope", scope=scope)
+
+
+def check_bulk_write_error(check: Check) -> None:
+    """Section 7: a write error's ``code`` is the first write error's, ``errorResponse.writeErrors`` the server's."""
+    scope = "bulk"
+    if _open_scope(check, scope, 5000, *_client_and_collection("bulk")):
+        _run(check, scope, "deleteMany", "coll", filter={})
+        reply = _run(check, scope, "insertMany", "coll", documents=[{"_id": 1}, {"_id": 1}])
+        error = reply.get("error") or {}
+        response = error.get("errorResponse")
+        written = response.get("writeErrors") if isinstance(response, dict) else None
+        if reply["ok"] or error.get("kind") != "driverError" or error.get("code") != 11000:
+            check.problems.append(
+                f"run insertMany (a duplicate _id at index 1): expected a driverError with code 11000, got {reply!r}"
+            )
+        elif not isinstance(written, list) or len(written) != 1 or not isinstance(written[0], dict):
+            check.problems.append(
+                "run insertMany (a duplicate _id at index 1): errorResponse.writeErrors must be the server's "
+                f"writeErrors array, one entry, got errorResponse {_wire(response)}"
+            )
+        elif written[0].get("index") != 1 or written[0].get("code") != 11000:
+            check.problems.append(
+                "run insertMany (a duplicate _id at index 1): expected writeErrors [{index: 1, code: 11000, ...}], "
+                f"got {_wire(written)}"
+            )
+    check.expect_ok("closeScope", scope=scope)
+
+
+#: The application name the close check's fail point is limited to, so only the executor's client is hit.
+CLOSE_APP_NAME = "executorCheckClose"
+
+
+def check_stream_iteration(check: Check) -> None:
+    """Section 6.4: ``iterateOnce`` reaches the server, the budget leaves the stream usable, ``close`` swallows a
+    failed killCursors."""
+    scope = "iteration"
+    entities = _client_and_collection("iteration", uriOptions={"appName": CLOSE_APP_NAME})
+    if _open_scope(check, scope, 1000, *entities):
+        _run(check, scope, "deleteMany", "coll", filter={})
+        start = len(_command_names(check, scope))
+        create = {"name": "createChangeStream", "object": "coll", "arguments": {"pipeline": []}}
+        opened = check.request("run", scope=scope, operation={**create, "saveResultAsEntity": "stream"})
+        if opened["ok"]:
+            _iterate_once(check, scope, start)
+            _budget(check, scope)
+            _close_with_failing_kill_cursors(check, scope)
+        else:
+            check.problems.append(f"run createChangeStream: expected the stream, got {opened!r}")
+    check.expect_ok("closeScope", scope=scope)
+
+
+def _iterate_once(check: Check, scope: str, start: int) -> None:
+    once = _run(check, scope, "iterateOnce", "stream")
+    names = _command_names(check, scope)[start:]
+    if not once["ok"] or once.get("result") is not None or names != ["aggregate", "getMore"]:
+        check.problems.append(
+            "run iterateOnce on a new stream over an empty collection: expected null after exactly aggregate, "
+            f"getMore (section 6.4: an empty first batch is not an answer), got {once!r} after {names}"
+        )
+
+
+def _budget(check: Check, scope: str) -> None:
+    idle = _run(check, scope, "iterateUntilDocumentOrError", "stream")
+    if idle["ok"] or idle["error"].get("kind") != "noChange":
+        check.problems.append(
+            f"run iterateUntilDocumentOrError on an idle stream (budget 1 s): expected noChange, got {idle!r}"
+        )
+    _run(check, scope, "insertOne", "coll", document={"_id": Int64(7)})
+    change = _run(check, scope, "iterateUntilDocumentOrError", "stream")
+    key = (change.get("result") or {}).get("documentKey") if change["ok"] else None
+    if _typed_tree(key) != _typed_tree({"_id": Int64(7)}):
+        check.problems.append(
+            "run iterateUntilDocumentOrError after a noChange and an insert: expected the insert (section 6.4: a "
+            f"stream that ran out of budget stays usable), got {change!r}"
+        )
+
+
+def _close_with_failing_kill_cursors(check: Check, scope: str) -> None:
+    fail_point = {
+        "configureFailPoint": "failCommand",
+        "mode": {"times": 1},
+        "data": {"failCommands": ["killCursors"], "errorCode": 2, "appName": CLOSE_APP_NAME},
+    }
+    with _server_client(check) as server:
+        try:
+            server.admin.command(fail_point)
+        except PyMongoError as exc:
+            check.problems.append(f"cannot arm a failCommand fail point (are test commands enabled?): {exc}")
+            return
+        try:
+            closed = _run(check, scope, "close", "stream")
+        finally:
+            server.admin.command({"configureFailPoint": "failCommand", "mode": "off"})
+    names = _command_names(check, scope)
+    if not closed["ok"] or closed.get("result") is not None:
+        check.problems.append(
+            "run close with killCursors failing (fail point, errorCode 2): expected null, the error swallowed "
+            f"(section 6.4), got {closed!r}"
+        )
+    elif names[-1:] != ["killCursors"]:
+        check.problems.append(f"run close on an open stream: expected the driver to send killCursors, it sent {names}")
+
+
+def _server_client(check: Check) -> MongoClient[dict[str, Any]]:
+    """The check's own pymongo client on the server, for what a test runner does beside the driver under test."""
+    assert check.uri is not None
+    return MongoClient(check.uri, serverSelectionTimeoutMS=int(REQUEST_TIMEOUT_S * 1000))
+
+
+#: The budget of the scope whose stream the server closes: an answer in less than half of it is "at once".
+CLOSED_STREAM_BUDGET_S = 8.0
+
+
+def check_closed_stream(check: Check) -> None:
+    """Section 6.4: after an invalidate the server has closed the stream; iterating it answers at once."""
+    scope, budget_s = "invalidate", CLOSED_STREAM_BUDGET_S
+    with _server_client(check) as server:
+        server.executor_check.drop_collection("invalidate")
+        if _open_scope(check, scope, int(budget_s * 1000), *_client_and_collection("invalidate")):
+            create = {"name": "createChangeStream", "object": "coll", "arguments": {"pipeline": []}}
+            if check.request("run", scope=scope, operation={**create, "saveResultAsEntity": "stream"})["ok"]:
+                server.executor_check.invalidate.insert_one({"_id": 1})
+                server.executor_check.drop_collection("invalidate")
+                if _read_to_invalidate(check, scope):
+                    _closed_answers_at_once(check, scope, budget_s)
+    check.expect_ok("closeScope", scope=scope)
+
+
+def _read_to_invalidate(check: Check, scope: str) -> bool:
+    seen = []
+    for _ in range(3):
+        change = _run(check, scope, "iterateUntilDocumentOrError", "stream")
+        seen.append((change.get("result") or {}).get("operationType") if change["ok"] else change["error"])
+        if seen[-1] == "invalidate" or not change["ok"]:
+            break
+    if seen[-1] != "invalidate":
+        check.problems.append(f"a stream on a dropped collection: expected insert, drop, invalidate, got {seen}")
+        return False
+    return True
+
+
+def _closed_answers_at_once(check: Check, scope: str, budget_s: float) -> None:
+    started = time.monotonic()
+    after = _run(check, scope, "iterateUntilDocumentOrError", "stream")
+    waited = time.monotonic() - started
+    kind = None if after["ok"] else after["error"].get("kind")
+    if kind not in ("noChange", "driverError") or waited >= budget_s / 2:
+        check.problems.append(
+            "run iterateUntilDocumentOrError after invalidate (the server closed the cursor): expected "
+            f"noChange or a driverError at once (section 6.4), got {after!r} after {waited:.1f} s of a "
+            f"{budget_s:.0f} s budget"
+        )
+
+
 def check_eof(check: Check) -> None:
     status = check.process.finish()
     if status != 0:
@@ -316,6 +575,11 @@ CHECKS: list[tuple[str, Callable[[Check], None], bool]] = [
     ("error replies", check_errors, False),
     ("a scope on the server", check_with_server, True),
     ("a change stream on the server", check_change_stream, True),
+    ("scope ids, heartbeats and URI options", check_scopes, True),
+    ("reading a cursor to its end", check_cursor_reading, True),
+    ("a bulk write error", check_bulk_write_error, True),
+    ("iterateOnce, the iteration budget and close", check_stream_iteration, True),
+    ("a stream the server closed", check_closed_stream, True),
     ("EOF handling", check_eof, False),
 ]
 
@@ -366,10 +630,10 @@ def run_checks_on_target(command: str | list[str], target_spec: str, out: Callab
         target = compose.plugins().make_target(target_spec)
         target.start()
     except TargetUnavailable as exc:
-        out(f"FAIL start the target {target_spec!r}: {exc}")
+        out(f"FAIL start the target {redact_text(target_spec)!r}: {redact_text(str(exc))}")
         return 2
     try:
-        out(f"target {target_spec}: {target.uri}")
+        out(f"target {redact_text(target_spec)}: {redact_text(target.uri)}")
         return run_checks(command, target.uri, out)
     finally:
         target.stop()
@@ -379,13 +643,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from harness.app.options import add_cli_options
 
     parser.add_argument("executor", help="the executor's command line (one argument; split as a shell would)")
-    add_cli_options(parser, only=("target",))
+    add_cli_options(parser, only=("target", "allow_destructive"))
     parser.add_argument(
-        "--uri", help="a running MongoDB deployment for the checks that need a server, instead of starting --target"
+        "--uri",
+        help="a running MongoDB deployment for the checks that need a server, instead of starting --target (the "
+        "checks write to its executor_check database: a deployment off the loopback interface needs "
+        "--allow-destructive)",
     )
 
 
 def command_executor_check(args: argparse.Namespace) -> int:
     if args.uri:
+        from harness.targets.safety import DestructiveTargetRefused, check_destructive
+
+        try:
+            check_destructive(args.uri, args.allow_destructive)
+        except DestructiveTargetRefused as exc:
+            print(f"harness executor-check: {exc}")
+            return 2
         return run_checks(args.executor, args.uri)
     return run_checks_on_target(args.executor, args.target)

@@ -72,8 +72,8 @@ RUN_OPTIONS: tuple[RunOption, ...] = (
         "target",
         ("--target",),
         "--target",
-        "target: NAME or NAME=ARG (embedded, embedded-no-test-commands, secantusdb-daemon, uri, testcontainers; "
-        "default: embedded)",
+        "target: NAME or NAME=ARG (embedded, embedded-on-disk, embedded-standalone, embedded-no-test-commands, "
+        "secantusdb-daemon[=test-commands,standalone,on-disk], uri, testcontainers; default: embedded)",
         default="embedded",
     ),
     RunOption(
@@ -128,6 +128,16 @@ RUN_OPTIONS: tuple[RunOption, ...] = (
         action="store_true",
     ),
     RunOption(
+        "allow_destructive",
+        ("--allow-destructive",),
+        "--allow-destructive",
+        "run against a deployment the harness did not start (uri=...) that is not on the loopback interface: "
+        "the tests drop and recreate the databases and collections they name. Refused without this flag, "
+        "before anything connects; recorded in every result's provenance",
+        default=False,
+        action="store_true",
+    ),
+    RunOption(
         "timeout",
         ("--timeout",),
         "--spec-timeout",
@@ -164,9 +174,11 @@ def run_options(value: Callable[[RunOption], Any], labels: dict[str, str] | None
     from harness.core.run_notes import RunNotes
     from harness.engine.run import RunOptions
     from harness.engine.spec_runner import RunSettings
+    from harness.targets.safety import ALLOW_DESTRUCTIVE
 
     values = {option.dest: value(option) for option in RUN_OPTIONS}
     results = values["results"]
+    provenance = {ALLOW_DESTRUCTIVE: True} if values["allow_destructive"] else {}
     return RunOptions(
         target=values["target"],
         driver=values["driver"],
@@ -175,6 +187,7 @@ def run_options(value: Callable[[RunOption], Any], labels: dict[str, str] | None
         failpoints=values["failpoints"],
         network_faults=bool(values["network_faults"]),
         labels=dict(labels or {}),
+        provenance=provenance,
         notes=RunNotes(strict=bool(values["strict"])),
         settings=RunSettings(
             test_timeout_s=float(values["timeout"]),

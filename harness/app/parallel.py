@@ -13,7 +13,11 @@ writes every record to the one results file as it arrives, and reports
 through the same console reporter as a sequential run: same verdicts, same
 records (one per test), same summary. A worker that dies takes only its
 current test with it (an ``error`` record says so); a new worker takes its
-place.
+place. A worker whose target's process exits starts a new target itself
+(:mod:`harness.app.worker`) and says so. Workers end with the parent however
+it ends, and everything they started with them
+(:mod:`harness.engine.child_processes`): the parent's lifeline is told each
+worker's pid.
 
 Workers are processes, not threads: an embedded SecantusDB and the driver
 under test are CPU-bound Python, and a process each uses every core.
@@ -32,10 +36,12 @@ from typing import Any
 from harness.app.compose import plugins as compose_plugins
 from harness.app.durations import Durations
 from harness.app.reporting import ConsoleReporter
+from harness.core.credentials import redact_text
 from harness.core.expectations import Classification, Expectations
 from harness.core.ports import TargetInfo, TargetUnavailable
 from harness.core.records import RunProvenance, new_run_id, utc_now
 from harness.core.verdicts import ERROR, Verdict
+from harness.engine import child_processes
 from harness.engine.results_store import ResultsStore
 from harness.engine.run import RunOptions, TestResult, expectations_for, result_of
 
@@ -114,6 +120,7 @@ def run_parallel(
             daemon=True,
         )
         process.start()
+        child_processes.watch(process.pid)
         child_end.close()
         workers.append(_Worker(number, target, process, parent_end))
 
@@ -122,6 +129,7 @@ def run_parallel(
         _send(worker, ("run", worker.current) if worker.current is not None else ("stop",))
 
     try:
+        child_processes.ensure_lifeline()  # before the first fork: the workers must not inherit a half-made one
         if context.get_start_method() == "fork":
             for target in dict.fromkeys(targets):
                 kind = compose_plugins().targets.get(target.partition("=")[0])
@@ -151,7 +159,9 @@ def run_parallel(
                         spawn(len(workers), worker.target)
                     continue
                 if kind == "fatal":
-                    raise TargetUnavailable(f"worker {worker.number} (target {worker.target}): {payload[0]}")
+                    raise TargetUnavailable(
+                        f"worker {worker.number} (target {redact_text(worker.target)}): {redact_text(payload[0])}"
+                    )
                 if kind == "ready":
                     collected, worker.provenance = payload
                     if collected != len(tests):
@@ -163,6 +173,9 @@ def run_parallel(
                         view = _view(worker.provenance, options)
                         reporter.start(view, workers=len(targets))
                     dispatch(worker)
+                elif kind == "restarted":
+                    why, worker.provenance = payload
+                    print(f"harness: worker {worker.number}: {why}; it started a new target", file=sys.stderr)
                 elif kind == "started":
                     reporter.begin(tests[payload[0]].test_id)
                 elif kind == "result":
@@ -252,5 +265,7 @@ def _lost(view: _View, test: Any, worker: _Worker, returncode: int, options: Run
     """The result of a test whose worker died under it: an ``error`` with the worker's exit status, recorded
     by the one record builder under the worker's own provenance, so it has every field a normal record has."""
     assert worker.provenance is not None  # a worker gets a test only after its ``ready``
-    message = f"worker {worker.number} (target {worker.target}) exited with status {returncode} during this test"
+    message = (
+        f"worker {worker.number} (target {redact_text(worker.target)}) exited with status {returncode} during this test"
+    )
     return result_of(test, Verdict(ERROR, message), worker.provenance, view.expectations, options.rules, utc_now(), 0.0)

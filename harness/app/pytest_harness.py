@@ -173,6 +173,8 @@ def _harness_run(config: pytest.Config) -> Any:
         note_pins(options, loaded, lambda text: print(text, file=sys.stderr))
         note_plugin_problems(options)
         options.notes.loaded = [test.test_id for test in loaded]
+        from harness.targets.connection_strings import redact_text
+
         workerinput = getattr(config, "workerinput", None)  # a pytest-xdist worker
         if workerinput is not None:
             options.run_id = workerinput.get("harness_run_id")
@@ -180,7 +182,7 @@ def _harness_run(config: pytest.Config) -> Any:
 
             if not plugins().isolated(options.target):
                 pytest.exit(
-                    f"harness: pytest-xdist workers would share the target {options.target!r}, which the "
+                    f"harness: pytest-xdist workers would share the target {redact_text(options.target)!r}, which the "
                     "harness does not start; run it with -n 0, or use a harness-started target",
                     returncode=2,
                 )
@@ -215,7 +217,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     selected = [item.test.file for item in session.items if isinstance(item, SpecItem)]
     notes.pinned = {file: selected.count(file) for file in notes.pinned if file in selected}
     notes.loaded = [*(notes.loaded or []), *(test_id for test_id, _ in produced)]
-    closing = notes.close(run.expectations, produced)
+    closing = notes.said_by_the_run() + notes.close(run.expectations, produced)
     failing = notes.failures()
     say = getattr(
         session.config.pluginmanager.get_plugin("terminalreporter"),

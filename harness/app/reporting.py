@@ -166,7 +166,9 @@ class ConsoleReporter:
         slowest = sorted(self.results, key=lambda r: -r.duration_s)[:SLOWEST]
         if slowest:
             self._print("slowest: " + ", ".join(f"{r.test_id} ({r.duration_s:.2f}s)" for r in slowest))
-        closing = self.notes.close(self.expectations, [(r.test_id, r.file) for r in self.results])
+        closing = self.notes.said_by_the_run() + self.notes.close(
+            self.expectations, [(r.test_id, r.file) for r in self.results]
+        )
         failing = self.notes.failures()
         for note in closing:
             if note not in failing:

@@ -34,7 +34,6 @@ import hashlib
 import json
 import re
 import shutil
-import subprocess
 import sys
 import tarfile
 import tempfile
@@ -44,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.core.project_data import DATA_FOLDERS, project_data
+from harness.engine import child_processes
 from harness.formats.cache import cache_dir
 from harness.formats.pins import sha256_of
 
@@ -139,7 +139,7 @@ def download_sdist(project: str, version: str, folder: Path) -> Path:
         return found[0]
     command = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:"]
     command += ["--disable-pip-version-check", f"{project}=={version}", "-d", str(folder)]
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    done = child_processes.run(command, capture_output=True, text=True, check=False)
     archives = sorted(folder.glob("*.tar.gz"))
     if done.returncode != 0 or not archives:
         raise SpecSourceError(
@@ -198,12 +198,12 @@ def _fetch_git(url: str, commit: str, root: Path) -> None:
             "checkout": ["git", "-C", str(checkout), "checkout", "--quiet", commit],
         }
         for step, command in steps.items():
-            done = subprocess.run(command, capture_output=True, text=True)
+            done = child_processes.run(command, capture_output=True, text=True)
             if done.returncode != 0:
                 raise SpecSourceError(
                     f"git:{url}@{commit}: git {step} failed: {(done.stderr or done.stdout).strip()[-500:]}"
                 )
-        full = subprocess.run(["git", "-C", str(checkout), "rev-parse", "HEAD"], capture_output=True, text=True)
+        full = child_processes.run(["git", "-C", str(checkout), "rev-parse", "HEAD"], capture_output=True, text=True)
         _write_origin(staging, {"kind": "git", "url": url, "commit": full.stdout.strip() or commit})
         shutil.rmtree(root, ignore_errors=True)
         staging.rename(root)

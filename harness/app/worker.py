@@ -11,6 +11,12 @@ target. Messages, over a pipe:
 
     parent -> worker:  ("run", index)   ("stop",)
     worker -> parent:  ("ready", tests, provenance)  ("started", index)  ("result", payload)  ("fatal", why)
+                       ("restarted", why, provenance)
+
+A worker whose target's process exits (a test killed it, the server crashed) ends that run and starts a new
+one, with a new target, for its next test; ``restarted`` says why and gives the new run's provenance, which
+records the cause (``target_restarted_after``). Only that worker's target is lost; the others go on. A worker
+dies with its parent (:func:`~harness.engine.child_processes.die_with_parent`), and its own children with it.
 
 The worker writes no results file: the parent does, one record per test.
 """
@@ -18,6 +24,7 @@ The worker writes no results file: the parent does, one record per test.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 
@@ -26,40 +33,72 @@ def serve(connection: Any, options: Any, tests: list[Any] | None, collect: Calla
     from harness.app import compose
     from harness.core.expectations import ExpectationsError
     from harness.core.ports import TargetUnavailable
-    from harness.core.records import record_line
+    from harness.engine import child_processes
 
+    child_processes.die_with_parent()
+    lost: str | None = None
     try:
         if tests is None:
             assert collect is not None  # the parent sends the tests when it has no way to collect them
             tests = collect()
-        with compose.new_run(options) as run:
-            assert run.provenance is not None
-            connection.send(("ready", len(tests), run.provenance))
-            while True:
-                command = connection.recv()
-                if command[0] != "run":
-                    break
-                index = command[1]
-                connection.send(("started", index))
-                result = run.run_test(tests[index])
-                connection.send(
-                    (
-                        "result",
-                        {
-                            "index": index,
-                            "test_id": result.test_id,
-                            "file": result.file,
-                            "outcome": result.outcome,
-                            "message": result.message,
-                            "duration_s": result.duration_s,
-                            "classification": result.classification.as_record(),
-                            "record": record_line(result.record),
-                        },
-                    )
-                )
+        waiting: int | None = None  # a test asked for while the target was found lost: run it on the new one
+        while True:
+            run_options = options
+            if lost is not None:
+                run_options = replace(options, provenance={**options.provenance, "target_restarted_after": lost})
+            with compose.new_run(run_options) as run:
+                assert run.provenance is not None
+                if lost is None:
+                    connection.send(("ready", len(tests), run.provenance))
+                else:
+                    connection.send(("restarted", lost, run.provenance))
+                lost, waiting, ran = _run_tests(connection, run, tests, waiting)
+            if lost is None:
+                return 0
+            if not ran and "target_restarted_after" in run_options.provenance:
+                raise TargetUnavailable(f"the restarted target was lost too before it ran a test ({lost})")
     except (TargetUnavailable, ExpectationsError) as exc:
-        connection.send(("fatal", str(exc)))
+        why = f"restarting the target after '{lost}' failed: {exc}" if lost is not None else str(exc)
+        connection.send(("fatal", why))
         return 2
     except (EOFError, BrokenPipeError, KeyboardInterrupt):
         return 1  # the parent went away or was interrupted: the run's own teardown has cleaned up
-    return 0
+
+
+def _run_tests(connection: Any, run: Any, tests: list[Any], waiting: int | None) -> tuple[str | None, int | None, bool]:
+    """Serve ``run`` until told to stop (why None) or until its target is lost: ``(why, index, ran)``, where
+    ``index`` is a test asked for and not yet run (None when the loss showed after a test) and ``ran`` says
+    whether this run ran any test (a target lost before its first test each time is not restarted forever)."""
+    from harness.core.records import record_line
+
+    ran = False
+    while True:
+        if waiting is None:
+            command = connection.recv()
+            if command[0] != "run":
+                return None, None, ran
+            waiting = command[1]
+        lost = run.target_lost()
+        if lost is not None:
+            return lost, waiting, ran
+        index, waiting, ran = waiting, None, True
+        connection.send(("started", index))
+        result = run.run_test(tests[index])
+        connection.send(
+            (
+                "result",
+                {
+                    "index": index,
+                    "test_id": result.test_id,
+                    "file": result.file,
+                    "outcome": result.outcome,
+                    "message": result.message,
+                    "duration_s": result.duration_s,
+                    "classification": result.classification.as_record(),
+                    "record": record_line(result.record),
+                },
+            )
+        )
+        lost = run.target_lost()
+        if lost is not None:
+            return lost, None, ran

@@ -9,7 +9,8 @@ The file (YAML, read by :mod:`harness.formats.expectations_file`) looks like::
         reason: "one line saying what the target does wrong"
 
 A result is then *expected* (it matches the file: a pass not listed, or a
-listed test with its listed outcome) or *unexpected*: an unexpected failure,
+listed test with its listed outcome, or a listed test skipped because this
+target does not meet its requirements) or *unexpected*: an unexpected failure,
 or an unexpected pass, which is news too (the entry is stale). A run fails
 only on the unexpected.
 
@@ -73,10 +74,62 @@ class Classification:
         return {"expected": self.expected, "kind": self.kind, "reason": self.reason}
 
 
+@dataclass(frozen=True)
+class Adjustment:
+    """A change to how the driver under test connects, for one target and driver pair (``adjust:`` in a pair's
+    file): URI options added to the driver's connection string, and why. Only for a reproduced fault of the target
+    that makes this driver's verdicts depend on timing (the reason names the reproduction); recorded in every
+    record and said at the start of the run."""
+
+    uri_options: dict[str, str]
+    reason: str
+    source: str
+
+
+def _adjustments(data: Any, source: str) -> list[Adjustment]:
+    """``adjust: {uriOptions: {NAME: VALUE}, reason: TEXT}``: both required, option values plain text."""
+    adjust = data.get("adjust") if isinstance(data, dict) else None
+    if adjust is None:
+        return []
+    options = adjust.get("uriOptions") if isinstance(adjust, dict) else None
+    reason = adjust.get("reason") if isinstance(adjust, dict) else None
+    if not isinstance(options, dict) or not options or not isinstance(reason, str) or not reason.strip():
+        raise ExpectationsError(f"{source}: 'adjust' needs 'uriOptions' (a non-empty mapping) and a one-line 'reason'")
+    if not all(isinstance(k, str) and isinstance(v, str | int | bool) for k, v in options.items()):
+        raise ExpectationsError(f"{source}: adjust.uriOptions maps option names to plain values")
+    plain = {k: (str(v).lower() if isinstance(v, bool) else str(v)) for k, v in options.items()}
+    return [Adjustment(plain, reason.strip(), source)]
+
+
+def with_uri_options(uri: str, options: dict[str, str]) -> str:
+    """``uri`` with ``options`` added to its query (an option it already sets is left as it is)."""
+    if not options:
+        return uri
+    base, _, query = uri.partition("?")
+    present = {pair.split("=", 1)[0].lower() for pair in query.split("&") if pair}
+    added = "&".join(f"{name}={value}" for name, value in options.items() if name.lower() not in present)
+    if not added:
+        return uri
+    if not query and "/" not in base.partition("://")[2]:
+        base += "/"
+    return f"{base}?{query + '&' if query else ''}{added}"
+
+
 class Expectations:
-    def __init__(self, known: list[KnownOutcome], source: str = "<none>") -> None:
+    def __init__(
+        self, known: list[KnownOutcome], source: str = "<none>", adjustments: list[Adjustment] | None = None
+    ) -> None:
         self.known = known
         self.source = source
+        self.adjustments = list(adjustments or [])
+
+    @property
+    def uri_options(self) -> dict[str, str]:
+        """Every adjustment's URI options, the first file's winning."""
+        merged: dict[str, str] = {}
+        for adjustment in reversed(self.adjustments):
+            merged.update(adjustment.uri_options)
+        return merged
 
     @classmethod
     def empty(cls) -> Expectations:
@@ -86,7 +139,8 @@ class Expectations:
     def combined(cls, parts: list[Expectations]) -> Expectations:
         """One set from several files (the target's and the driver's); the first entry matching a test wins."""
         sources = [part.source for part in parts if part.source != "<none>"]
-        return cls([entry for part in parts for entry in part.known], " + ".join(sources) or "<none>")
+        adjustments = [adjustment for part in parts for adjustment in part.adjustments]
+        return cls([entry for part in parts for entry in part.known], " + ".join(sources) or "<none>", adjustments)
 
     @classmethod
     def from_data(cls, data: Any, source: str) -> Expectations:
@@ -109,7 +163,7 @@ class Expectations:
             if not isinstance(reason, str) or not reason.strip():
                 raise ExpectationsError(f"{source}: known[{index}] ({entry['test']}): a one-line 'reason' is required")
             known.append(KnownOutcome(entry["test"], outcome, reason.strip()))
-        return cls(known, source)
+        return cls(known, source, _adjustments(data, source))
 
     def unmatched(self, test_ids: list[str]) -> list[KnownOutcome]:
         """Entries no test of this run matched: stale, misspelt, or simply not selected (``-k``)."""
@@ -139,5 +193,9 @@ class Expectations:
             return Classification(False, UNEXPECTED + _KIND_WORD.get(outcome, outcome))
         if outcome == entry.outcome:
             return Classification(True, KNOWN + _KIND_WORD.get(outcome, outcome), entry.reason)
+        if outcome == SKIPPED:
+            # The deviation was not exercised here (the target does not meet the test's requirements, as a
+            # standalone target for a driver's replica-set deviation): nothing is learnt about the entry either way.
+            return Classification(True, SKIP, f"not run here; listed as {entry.outcome}: {entry.reason}")
         kind = UNEXPECTED_PASS if outcome == PASSED else UNEXPECTED + _KIND_WORD.get(outcome, outcome)
         return Classification(False, kind, f"listed as {entry.outcome}: {entry.reason}")

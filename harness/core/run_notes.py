@@ -29,7 +29,12 @@ NOTE_KINDS: dict[str, bool] = {
     "unpinned": False,
     #: a spec file at a pinned path with other content (a newer corpus): run as unpinned
     "pin-changed": False,
+    #: the pair's expected outcomes adjust how the driver connects (a reproduced target fault; recorded)
+    "run-adjusted": False,
 }
+
+#: Kinds of note the run adds itself (the front ends print the others as they add them).
+RUN_SAID = ("run-adjusted",)
 
 #: The words of an expected-outcomes entry that matched no test (a plain run's note, a strict run's failure).
 UNMATCHED_ENTRY = "expected-outcomes entry matched no test in this run: {pattern!r}"
@@ -85,6 +90,11 @@ class RunNotes:
                     "test(s) the run selected produced no result",
                 )
         return self.notes[start:]
+
+    def said_by_the_run(self) -> list[Note]:
+        """Notes the run itself added while starting (a front end prints them with the closing notes): the
+        adjustments of a target and driver pair."""
+        return [note for note in self.notes if note.kind in RUN_SAID]
 
     def failures(self) -> list[Note]:
         """The notes that fail this run: none unless it is strict."""

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -92,6 +93,11 @@ def _raw_verdict(case: Case) -> Verdict:
 #: After a timeout's teardown, how long the worker gets to notice its clients were closed before the
 #: driver is restarted (an executor process still busy would otherwise answer the next test's requests late).
 ABANDON_GRACE_S = 1.0
+#: After a timeout, how long the teardown may take before the verdict is given without it: a target that
+#: stopped answering would otherwise hold the run in the harness's own clean-up (its admin client's timeouts).
+TEARDOWN_BOUND_S = 5.0
+#: How often a running test asks whether it should stop early (``run_case``'s ``stop_if``).
+STOP_POLL_S = 0.2
 
 
 def run_case(
@@ -99,11 +105,14 @@ def run_case(
     cleanup: Callable[[], list[str]],
     timeout_s: float,
     on_abandoned: Callable[[], None] | None = None,
+    stop_if: Callable[[], str | None] | None = None,
 ) -> Verdict:
     """The lifecycle: body, then teardown (the case's clients, then ``cleanup`` of the target), once.
 
     ``on_abandoned`` (the driver adapter's ``restart``) is called, before this returns, when the deadline
     passed and the body is still running after teardown and a short grace (:data:`ABANDON_GRACE_S`).
+    ``stop_if`` is asked while the body runs (every :data:`STOP_POLL_S`); a reason it gives (the target's
+    process exited) ends the test at once, as a timeout would, with that reason.
     """
 
     def teardown() -> list[str]:
@@ -122,7 +131,7 @@ def run_case(
         verdict = verdict_of(case)
         return with_cleanup_problems(verdict, teardown())
 
-    return run_with_deadline(body, teardown, timeout_s, lambda: case.current, on_abandoned)
+    return run_with_deadline(body, teardown, timeout_s, lambda: case.current, on_abandoned, stop_if)
 
 
 def run_with_deadline(
@@ -131,8 +140,10 @@ def run_with_deadline(
     timeout_s: float,
     where: Callable[[], str],
     on_abandoned: Callable[[], None] | None = None,
+    stop_if: Callable[[], str | None] | None = None,
 ) -> Verdict:
-    """Run ``body`` in a worker thread; past ``timeout_s``, tear down from here and give ``error``.
+    """Run ``body`` in a worker thread; past ``timeout_s``, or once ``stop_if`` gives a reason, tear down from
+    here and give ``error``.
 
     The worker may still be blocked in the target; ``teardown`` closes its
     clients (which unblocks it) and is idempotent, so the worker's own
@@ -150,13 +161,13 @@ def run_with_deadline(
     worker = threading.Thread(target=work, daemon=True, name="harness-test")
     worker.start()
     try:
-        worker.join(timeout_s)
+        reason = _wait(worker, timeout_s, stop_if)
     except BaseException:  # Ctrl-C while a test runs: leave the target clean, then stop
         teardown()
         raise
     if worker.is_alive():
         at = where()
-        problems = teardown()
+        problems = _bounded(teardown, TEARDOWN_BOUND_S)
         if on_abandoned is not None:
             worker.join(ABANDON_GRACE_S)
             if worker.is_alive():
@@ -164,6 +175,9 @@ def run_with_deadline(
                     on_abandoned()
                 except Exception as exc:
                     problems.append(f"restarting the driver after the timeout failed: {type(exc).__name__}: {exc}")
+        if reason is not None:  # the clean-up problems follow from the same cause: said after it, not before
+            clean_up = f"; clean-up: {'; '.join(problems)}" if problems else ""
+            return Verdict(ERROR, f"{reason} during {at}{clean_up}")
         return with_cleanup_problems(
             Verdict(ERROR, f"timed out after {timeout_s:g}s during {at} (the target or driver stopped answering)"),
             problems,
@@ -173,3 +187,42 @@ def run_with_deadline(
         error = crashed[0] if crashed else RuntimeError("no verdict")
         return with_cleanup_problems(Verdict(ERROR, f"internal error {type(error).__name__}: {error}"), problems)
     return outcome[0]
+
+
+def _wait(worker: threading.Thread, timeout_s: float, stop_if: Callable[[], str | None] | None) -> str | None:
+    """Wait for ``worker`` until ``timeout_s`` passes; with ``stop_if``, stop early with the reason it gives."""
+    if stop_if is None:
+        worker.join(timeout_s)
+        return None
+    deadline = time.monotonic() + timeout_s
+    while worker.is_alive():
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return None
+        worker.join(min(left, STOP_POLL_S))
+        if worker.is_alive():
+            reason = stop_if()
+            if reason is not None:
+                return reason
+    return None
+
+
+def _bounded(teardown: Callable[[], list[str]], bound_s: float) -> list[str]:
+    """``teardown()``'s problems, or, past ``bound_s``, one problem saying it did not finish. It goes on in its
+    thread, blocked on a target that no longer answers; the verdict says so, since a later test on the same
+    target is then not on a clean one either."""
+    problems: list[str] = []
+    done = threading.Event()
+
+    def work() -> None:
+        try:
+            problems.extend(teardown())
+        except Exception as exc:
+            problems.append(f"teardown failed: {type(exc).__name__}: {exc}")
+        finally:
+            done.set()
+
+    threading.Thread(target=work, daemon=True, name="harness-teardown").start()
+    if not done.wait(bound_s):
+        return [f"the teardown did not finish within {bound_s:g}s (the target stopped answering?)"]
+    return problems

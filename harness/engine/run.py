@@ -20,14 +20,16 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from harness.core.expectations import Classification, Expectations, ExpectationsError
+from harness.core.credentials import redact_text
+from harness.core.expectations import Classification, Expectations, ExpectationsError, with_uri_options
 from harness.core.model import SpecTest
 from harness.core.ports import DriverAdapter, Target, TargetUnavailable
 from harness.core.project_data import project_data
 from harness.core.records import RunProvenance, make_record, new_run_id, utc_now
 from harness.core.rules import RuleIndex
 from harness.core.run_notes import RunNotes
-from harness.core.verdicts import ERROR, Verdict
+from harness.core.verdicts import ERROR, FAILED, Verdict
+from harness.engine import child_processes
 from harness.engine.failpoint_manager import FailPointManager
 from harness.engine.lifecycle import Case, run_case
 from harness.engine.plugins import FailPointSetup, Registry, load_plugins
@@ -101,9 +103,10 @@ class TestResult:
 def expectations_for(choice: str | None, target_name: str, driver_name: str | None = None) -> Expectations:
     """``--expected``: none, auto, or a file.
 
-    auto: the target's known outcomes (``specs/expectations/<target name>.yml``) and the driver's
-    (``specs/expectations/drivers/<driver name>.yml``: rules the driver under test is known to break),
-    each if there is one.
+    auto: the target's known outcomes (``specs/expectations/<target name>.yml``), the driver's
+    (``specs/expectations/drivers/<driver name>.yml``: rules the driver under test is known to break) and the
+    pair's (``specs/expectations/pairs/<target name>+<driver name>.yml``: a target's fault that only this driver
+    shows, such as a wire-protocol detail only its driver checks), each if there is one.
     """
     if choice in (None, "none"):
         return Expectations.empty()
@@ -111,6 +114,7 @@ def expectations_for(choice: str | None, target_name: str, driver_name: str | No
         candidates = [EXPECTATIONS_DIR / f"{target_name}.yml"]
         if driver_name:
             candidates.append(EXPECTATIONS_DIR / "drivers" / f"{driver_name}.yml")
+            candidates.append(EXPECTATIONS_DIR / "pairs" / f"{target_name}+{driver_name}.yml")
         return Expectations.combined([load_expectations(c) for c in candidates if c.exists()])
     return load_expectations(Path(choice))
 
@@ -132,18 +136,24 @@ class HarnessRun:
         self.runner: SpecRunner | None = None
         self.provenance: RunProvenance | None = None
         self._failpoint_setup: FailPointSetup | None = None
+        #: Why the target can serve no more tests (its process exited), once the run has seen it.
+        self._target_lost: str | None = None
 
     @property
     def driver_uri(self) -> str:
-        """Where drivers under test connect: the target, or what a fault backend put in front of it."""
-        return self._failpoint_setup.driver_uri if self._failpoint_setup else self.target.uri
+        """Where drivers under test connect: the target, or what a fault backend put in front of it, with the URI
+        options of the pair's adjustment, if any (``adjust:`` in specs/expectations/pairs/)."""
+        uri = self._failpoint_setup.driver_uri if self._failpoint_setup else self.target.uri
+        return with_uri_options(uri, self.expectations.uri_options)
 
     def __enter__(self) -> HarnessRun:
         """Start the target and what sits in front of it; any failure stops what started and says why."""
         try:
+            child_processes.ensure_lifeline()  # before the target: whatever it starts ends with this process
             self.target.start()
             self._failpoint_setup = self.plugins.failpoint_setup(self.options.failpoints, self.target)
             self.failpoints = FailPointManager(self._failpoint_setup.backend)
+            self.expectations = self._load_expectations()  # before the runner: it may adjust the driver's URI
             self.runner = SpecRunner(
                 self.target,
                 self.driver,
@@ -153,14 +163,14 @@ class HarnessRun:
                 skip_rules=self.plugins.skip_rules,
                 driver_routes=self.plugins.driver_routes,
             )
-            self.expectations = self._load_expectations()
         except (TargetUnavailable, ExpectationsError):
             self.__exit__(None, None, None)
             raise
         except Exception as exc:
             self.__exit__(None, None, None)
             raise TargetUnavailable(
-                f"could not start the run on target {self.options.target!r}: {type(exc).__name__}: {exc}"
+                f"could not start the run on target {redact_text(self.options.target)!r}: {type(exc).__name__}: "
+                f"{redact_text(str(exc))}"
             ) from exc
         except BaseException:
             self.__exit__(None, None, None)
@@ -173,6 +183,14 @@ class HarnessRun:
         }
         if self.plugins.problems:
             extra["plugin_problems"] = list(self.plugins.problems)
+        if self.expectations.adjustments:
+            extra["adjustments"] = [
+                {"uri_options": a.uri_options, "reason": a.reason, "source": a.source}
+                for a in self.expectations.adjustments
+            ]
+            for adjustment in self.expectations.adjustments:
+                options = ", ".join(f"{k}={v}" for k, v in adjustment.uri_options.items())
+                self.options.notes.add("run-adjusted", f"the driver connects with {options} ({adjustment.reason})")
         self.provenance = RunProvenance(
             run_id=self.run_id,
             target=self.target.info.as_record(),
@@ -229,12 +247,43 @@ class HarnessRun:
             return Verdict(ERROR, f"set-up: {type(exc).__name__}: {exc}")
         # Only a driver in another process can be restarted; an in-process one would make a timeout wait for nothing.
         restart = self.driver.restart if self.driver.executor is not None else None
-        return run_case(case, self.cleanup, timeout, on_abandoned=restart)
+        # A spec test never restarts its target, so its target's process exiting ends it at once; a check may
+        # restart the target itself (a campaign's restart fault), so it is looked at only after it ends.
+        stop_if = self.target_lost if isinstance(test, SpecTest) else None
+        return run_case(case, self.cleanup, timeout, on_abandoned=restart, stop_if=stop_if)
+
+    def target_lost(self) -> str | None:
+        """Why the target cannot serve another test (``target secantusdb-daemon exited (signal 9)``), or None.
+
+        A target that runs as a process the harness started names it in ``info.details["pid"]`` (a restart in
+        place names the new one); once that process has exited, every later test of this run is an ``error``
+        saying so, at once, instead of each waiting for its deadline. A parallel worker starts a new run.
+        """
+        if self._target_lost is None:
+            pid = self.target.info.details.get("pid")
+            if isinstance(pid, int):
+                how = child_processes.ended(pid)
+                if how is not None:
+                    self._target_lost = f"target {redact_text(self.options.target.partition('=')[0])} {how}"
+        return self._target_lost
+
+    def _verdict_on_target(self, test: SpecTest | Check) -> Verdict:
+        """The test's verdict, unless the target was gone before it (not run) or went during it (said so)."""
+        lost = self.target_lost()
+        if lost is not None:
+            return Verdict(ERROR, f"{lost}; the test was not run")
+        verdict = self.verdict(test)
+        lost = self.target_lost()
+        if lost is not None and verdict.outcome in (FAILED, ERROR) and not verdict.message.startswith(lost):
+            return Verdict(
+                ERROR, f"{lost} during this test (the test saw: {verdict.message})", verdict.mismatches, verdict.details
+            )
+        return verdict
 
     def run_test(self, test: SpecTest | Check) -> TestResult:
         assert self.provenance is not None
         started_at, start = utc_now(), time.perf_counter()
-        verdict = self.verdict(test)
+        verdict = self._verdict_on_target(test)
         result = result_of(
             test,
             verdict,

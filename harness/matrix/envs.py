@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.core.records import utc_now
+from harness.engine import child_processes
 from harness.matrix.cells import Cell
 from harness.matrix.files import atomic_write_json, read_json
 from harness.matrix.installers import Installer, env_python
@@ -70,7 +71,7 @@ def interpreter_identity(python: str) -> str:
     """``CPython 3.11.7 linux`` for the interpreter the environments are made from."""
     probe = "import platform, sys; print(platform.python_implementation(), platform.python_version(), sys.platform)"
     try:
-        done = subprocess.run([python, "-c", probe], capture_output=True, text=True, timeout=60, check=True)
+        done = child_processes.run([python, "-c", probe], capture_output=True, text=True, timeout=60, check=True)
     except (OSError, subprocess.SubprocessError) as exc:
         raise EnvError(f"--python {python}: cannot run it: {exc}") from None
     return done.stdout.strip()

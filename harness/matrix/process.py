@@ -27,6 +27,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.engine import child_processes
+from harness.targets.connection_strings import redact_text
+
 #: How long a stopped child gets to clean up after SIGINT before it is killed.
 STOP_GRACE_S = 5.0
 TAIL_LINES = 25
@@ -93,12 +96,12 @@ class Children:
         log.parent.mkdir(parents=True, exist_ok=True)
         began = time.monotonic()
         with open(log, "ab") as out:
-            out.write(f"$ {shlex.join(command)}\n".encode())
+            out.write(f"$ {redact_text(shlex.join(command))}\n".encode())
             out.flush()
             with self._lock:
                 if self.stopping.is_set():
                     raise Interrupted()
-                process = subprocess.Popen(
+                process = child_processes.popen(
                     command,
                     stdin=subprocess.DEVNULL,
                     stdout=out,

@@ -21,11 +21,11 @@ from __future__ import annotations
 import argparse
 import platform
 import shlex
-import subprocess
 import sys
 from itertools import product
 from pathlib import Path
 
+from harness.engine import child_processes
 from harness.matrix.files import atomic_write_json, read_json
 
 VERSIONS_FILE = "matrix-versions.json"
@@ -79,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     for command in commands:
         print(shlex.join(command), flush=True)
-        if not args.dry_run and subprocess.run(command).returncode != 0:
+        if not args.dry_run and child_processes.run(command).returncode != 0:
             print(f"wheelhouse: this download failed; {args.dest} is incomplete", file=sys.stderr)
             return 1
     if not args.dry_run:

@@ -23,6 +23,8 @@ from urllib.parse import parse_qsl, quote, urlencode
 from pymongo.errors import PyMongoError
 from pymongo.uri_parser import parse_userinfo, split_hosts
 
+from harness.core.credentials import redact_text
+
 SCHEME = "mongodb"
 SRV_SCHEME = "mongodb+srv"
 DEFAULT_PORT = 27017
@@ -36,6 +38,7 @@ __all__ = [
     "first_host",
     "parse",
     "redact",
+    "redact_text",
     "single_host_uri",
     "validate",
     "with_single_host",
@@ -217,6 +220,7 @@ def redact(uri: str) -> str:
     return f"{scheme}://{user}:***@{hosts}{tail}"
 
 
+#: ``scheme://user:password@`` anywhere in free text; the password runs to the last ``@`` of the authority.
 def validate(uri: str) -> ParsedUri:
     """:func:`parse`, plus pymongo's checks of the options, still without DNS.
 

@@ -1,10 +1,14 @@
 """Plug-in: the targets, by the name ``--target`` takes: ``NAME`` or ``NAME=ARGUMENT``.
 
-``embedded``            SecantusDB in-process, in-memory (the default)
-``embedded-no-test-commands``  the same, refusing ``configureFailPoint`` (fail points are emulated)
-``secantusdb-daemon[=test-commands]``  SecantusDB as a separate process, test commands off by default
+``embedded[=PATH]``      SecantusDB in-process, in-memory (the default), or on disk at PATH
+``embedded-on-disk[=PATH]``  the same on disk: in a scratch directory removed at the end, or at PATH
+``embedded-standalone``  the same as a standalone server (``single`` topology; change streams refused)
+``embedded-no-test-commands[=PATH]``  the same, refusing ``configureFailPoint`` (fail points are emulated)
+``secantusdb-daemon[=test-commands,standalone,on-disk]``  SecantusDB as a separate process, test commands
+                        off by default; any of the switches, comma-separated
 ``uri=<connection>``    any running deployment
 ``testcontainers[=image]``  a real mongod replica set in Docker (needs a Docker engine)
+``mongo-java-server[=RELEASE][,server=X.Y][,present=replicaset]``  the mongo-java-server emulator (Java)
 """
 
 from __future__ import annotations
@@ -23,6 +27,22 @@ def _embedded(argument: str | None) -> Target:
     return EmbeddedSecantus()
 
 
+def _embedded_on_disk(argument: str | None) -> Target:
+    """On-disk storage, restartable (fault campaigns): at PATH (kept), or in a scratch directory (removed)."""
+    from harness.targets.embedded import EmbeddedSecantus
+
+    if argument:
+        return EmbeddedSecantus(storage_path=argument)
+    return EmbeddedSecantus(scratch_storage=True)
+
+
+def _embedded_standalone(argument: str | None) -> Target:
+    """A standalone server: the ``single``-topology tests get verdicts; its own expected outcomes file."""
+    from harness.targets.embedded import EmbeddedSecantus
+
+    return EmbeddedSecantus(STANDALONE_NAME, storage_path=argument or ":memory:", standalone=True)
+
+
 def _embedded_without_test_commands(argument: str | None) -> Target:
     """SecantusDB as an operator would expose it: ``configureFailPoint`` refused."""
     from harness.targets.embedded import EmbeddedSecantus
@@ -30,13 +50,37 @@ def _embedded_without_test_commands(argument: str | None) -> Target:
     return EmbeddedSecantus(storage_path=argument or ":memory:", enable_test_commands=False)
 
 
+#: ``secantusdb-daemon=...``'s switches, comma-separated.
+DAEMON_SWITCHES = ("test-commands", "standalone", "on-disk")
+#: The target name (so the expected-outcomes file) of a SecantusDB that says it is a standalone.
+STANDALONE_NAME = "secantusdb-standalone"
+
+
+def daemon_switches(argument: str | None) -> set[str]:
+    """``test-commands,on-disk`` -> its switches; an unknown or repeated one is refused before anything starts."""
+    given = [part.strip() for part in (argument or "").split(",") if part.strip()]
+    unknown = [part for part in given if part not in DAEMON_SWITCHES]
+    if unknown or len(set(given)) != len(given):
+        raise TargetUnavailable(
+            f"secantusdb-daemon takes any of {', '.join(DAEMON_SWITCHES)} (comma-separated, each once), "
+            f"got {argument!r}"
+        )
+    return set(given)
+
+
 def _daemon(argument: str | None) -> Target:
-    """``secantusdb-daemon`` (test commands off) or ``secantusdb-daemon=test-commands``."""
+    """``secantusdb-daemon`` (test commands off, replica set, in memory) or with switches: ``=test-commands``,
+    ``=standalone``, ``=on-disk``, comma-separated."""
     from harness.targets.daemon import SecantusDaemon
 
-    if argument not in (None, "test-commands"):
-        raise TargetUnavailable(f"secantusdb-daemon takes no argument or 'test-commands', got {argument!r}")
-    return SecantusDaemon(test_commands=argument == "test-commands")
+    switches = daemon_switches(argument)
+    standalone = "standalone" in switches
+    return SecantusDaemon(
+        STANDALONE_NAME if standalone else "secantusdb",
+        test_commands="test-commands" in switches,
+        standalone=standalone,
+        scratch_storage="on-disk" in switches,
+    )
 
 
 def _uri(argument: str | None) -> Target:
@@ -45,6 +89,19 @@ def _uri(argument: str | None) -> Target:
     if not argument:
         raise TargetUnavailable("--target uri=<connection string> needs a connection string")
     return UriTarget(argument)
+
+
+def _mongo_java_server(argument: str | None) -> Target:
+    """``mongo-java-server[=RELEASE][,server=X.Y][,present=replicaset]`` (parsed in the target's module)."""
+    from harness.targets.mongo_java_server import MongoJavaServer, parse_argument
+
+    return MongoJavaServer(parse_argument(argument))
+
+
+def _warm_up_mongo_java_server() -> None:
+    from harness.targets.mongo_java_server import warm_up
+
+    warm_up()
 
 
 def _testcontainers(argument: str | None) -> Target:
@@ -56,17 +113,26 @@ def _testcontainers(argument: str | None) -> Target:
 #: name -> (factory, one line of help), as ``--target NAME[=ARGUMENT]`` takes them.
 TARGETS: dict[str, tuple[Callable[[str | None], Target], str]] = {
     "embedded": (_embedded, "SecantusDB in-process (=PATH: on-disk storage)"),
+    "embedded-on-disk": (_embedded_on_disk, "the same on disk, restartable (scratch directory, or =PATH)"),
+    "embedded-standalone": (_embedded_standalone, "the same as a standalone server (single topology)"),
     "embedded-no-test-commands": (_embedded_without_test_commands, "the same, refusing configureFailPoint"),
-    "secantusdb-daemon": (_daemon, "SecantusDB as a separate process (=test-commands to allow fail points)"),
+    "secantusdb-daemon": (
+        _daemon,
+        "SecantusDB as a separate process (=test-commands,standalone,on-disk: any of them, comma-separated)",
+    ),
     "uri": (_uri, "any running deployment, by connection string"),
     "testcontainers": (_testcontainers, "a real mongod replica set in Docker (=IMAGE, default mongo:8.0)"),
+    "mongo-java-server": (
+        _mongo_java_server,
+        "the mongo-java-server emulator (=RELEASE[,server=X.Y][,present=replicaset]: a presented replica set)",
+    ),
 }
 
 
 #: Deployments the user runs: parallel workers would share them.
 SHARED = ("uri",)
 #: In-process servers: opening storage once in the parent makes each forked worker's first open cheap.
-IN_PROCESS = ("embedded", "embedded-no-test-commands")
+IN_PROCESS = ("embedded", "embedded-on-disk", "embedded-standalone", "embedded-no-test-commands")
 
 
 def _warm_up_embedded() -> None:
@@ -75,12 +141,35 @@ def _warm_up_embedded() -> None:
     warm_up()
 
 
+#: Other targets' warm-ups, run once in the parent before parallel workers start.
+WARM_UPS: dict[str, Callable[[], None]] = {"mongo-java-server": _warm_up_mongo_java_server}
+
+
+def _permit_destructive(target: Target, options: Any) -> Target:
+    """Hand the run's ``--allow-destructive`` to a target the harness does not start (it refuses otherwise).
+
+    Another plug-in's wrapper (Toxiproxy) may already hold the target as ``inner``: the flag goes to the
+    connection-string target inside, which checks it when it starts, before it connects.
+    """
+    from harness.targets.safety import allowed_by
+    from harness.targets.uri_target import UriTarget
+
+    if allowed_by(options):
+        found: Any = target
+        while not isinstance(found, UriTarget) and getattr(found, "inner", None) is not None:
+            found = found.inner
+        if isinstance(found, UriTarget):
+            found.allow_destructive = True
+    return target
+
+
 def install(registry: Any) -> None:
+    registry.add_target_wrapper(_permit_destructive)
     for name, (factory, help_text) in TARGETS.items():
         registry.add_target(
             name,
             factory,
             help_text,
             isolated=name not in SHARED,
-            warm_up=_warm_up_embedded if name in IN_PROCESS else None,
+            warm_up=_warm_up_embedded if name in IN_PROCESS else WARM_UPS.get(name),
         )

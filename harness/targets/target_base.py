@@ -9,10 +9,11 @@ client under test.
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 from pymongo import MongoClient, ReadPreference, uri_parser
-from pymongo.errors import CollectionInvalid, PyMongoError
+from pymongo.errors import CollectionInvalid, OperationFailure, PyMongoError
 from pymongo.read_concern import ReadConcern
 from pymongo.write_concern import WriteConcern
 
@@ -46,16 +47,65 @@ def detect_topology(hello: dict[str, Any], load_balanced: bool = False) -> str:
     return "single"
 
 
-def describe(admin: MongoClient, kind: str, name: str, uri: str) -> TargetInfo:
-    """Ask the deployment what it is: server version, topology, wire version."""
+#: The handshake commands detection tries, newest first: a server that only knows the legacy one still runs.
+HANDSHAKES = ("hello", "isMaster")
+
+
+def handshake(admin: MongoClient, name: str, uri: str) -> tuple[dict[str, Any], list[str]]:
+    """The deployment's hello reply, and findings: ``hello`` refused and ``isMaster`` answered is a finding, not
+    a stop (the driver under test may still connect with the legacy handshake, as pymongo does)."""
+    findings: list[str] = []
+    for command in HANDSHAKES:
+        try:
+            reply: dict[str, Any] = admin.admin.command(command)
+        except OperationFailure as exc:  # the server answered: it does not know this command
+            findings.append(f"the target refuses {command!r} ({_refusal(exc)})")
+            continue
+        except PyMongoError as exc:
+            raise TargetUnavailable(
+                f"target {name} ({connection_strings.redact(uri)}) did not answer {command!r} (the harness's "
+                f"own client): {connection_strings.redact_text(str(exc))}"
+            ) from exc
+        if findings:
+            findings[-1] += f"; detection used {command!r} instead"
+        return reply, findings
+    raise TargetUnavailable(
+        f"target {name} ({connection_strings.redact(uri)}) answers none of {list(HANDSHAKES)}: " + "; ".join(findings)
+    )
+
+
+def build_info(admin: MongoClient, findings: list[str]) -> dict[str, Any]:
+    """``buildInfo``, or {} with a finding when the server refuses it (the version is then unknown)."""
     try:
-        hello = admin.admin.command("hello")
-        build = admin.admin.command("buildInfo")
+        reply: dict[str, Any] = admin.admin.command("buildInfo")
+        return reply
+    except OperationFailure as exc:
+        findings.append(f"the target refuses 'buildInfo' ({_refusal(exc)}); its version is unknown")
+        return {}
+
+
+def _refusal(exc: OperationFailure) -> str:
+    reply = exc.details or {}
+    return f"code {exc.code} {reply.get('codeName', '')}: {reply.get('errmsg', exc)}".replace(":  ", ": ").strip()
+
+
+def describe(admin: MongoClient, kind: str, name: str, uri: str) -> TargetInfo:
+    """Ask the deployment what it is: server version, topology, wire version (needing no more than it offers)."""
+    hello, findings = handshake(admin, name, uri)
+    try:
+        build = build_info(admin, findings)
     except PyMongoError as exc:
         raise TargetUnavailable(
-            f"target {name} ({connection_strings.redact(uri)}) did not answer hello/buildInfo: {exc}"
+            f"target {name} ({connection_strings.redact(uri)}) did not answer buildInfo: {exc}"
         ) from exc
     load_balanced = bool(admin.options.load_balanced)
+    details: dict[str, Any] = {
+        "setName": hello.get("setName"),
+        "hosts": hello.get("hosts"),
+        "gitVersion": build.get("gitVersion"),
+    }
+    if findings:
+        details["detection_findings"] = findings
     return TargetInfo(
         kind=kind,
         name=name,
@@ -63,7 +113,7 @@ def describe(admin: MongoClient, kind: str, name: str, uri: str) -> TargetInfo:
         topology=detect_topology(hello, load_balanced),
         uri=connection_strings.redact(uri),
         max_wire_version=hello.get("maxWireVersion"),
-        details={"setName": hello.get("setName"), "hosts": hello.get("hosts"), "gitVersion": build.get("gitVersion")},
+        details=details,
     )
 
 
@@ -99,6 +149,19 @@ class DirectServer:
 
     def close(self) -> None:
         self.client.close()
+
+
+#: How long closing the harness's own client may take: a live server ends its sessions at once, a dead one would
+#: hold ``close()`` for the whole server-selection timeout (pymongo selects a server to send endSessions).
+CLOSE_WAIT_S = 2.0
+
+
+def close_bounded(client: MongoClient) -> None:
+    """Close ``client`` in the background and wait for it at most :data:`CLOSE_WAIT_S` (a target that died
+    mid-run must not hold the run's end, or a worker's restart, for ten seconds)."""
+    closing = threading.Thread(target=client.close, name="close-admin-client", daemon=True)
+    closing.start()
+    closing.join(CLOSE_WAIT_S)
 
 
 class AdminTasks:
@@ -193,7 +256,7 @@ class TargetBase:
 
     def stop(self) -> None:
         if self.admin is not None:
-            self.admin.close()
+            close_bounded(self.admin)
             self.admin = None
 
     def connect_admin(self, timeout_ms: int = 10_000) -> None:

@@ -50,14 +50,17 @@ def test_pymongo_sends_no_kill_cursors_after_a_state_change_error(embedded_run) 
 
 
 def test_a_target_that_is_no_replica_set_member_skips_prose_6(embedded_run, monkeypatch) -> None:
+    """A standalone is skipped by every prose check's topology requirement; a replica-set target whose hello names
+    no set (so no members can be presented) by prose 6's own check."""
     target = embedded_run.target
-    single = dataclasses.replace(
-        target.info, topology="single", details={k: v for k, v in target.info.details.items() if k != "setName"}
-    )
-    monkeypatch.setattr(target, "info", single)
+    details = {k: v for k, v in target.info.details.items() if k != "setName"}
+    monkeypatch.setattr(target, "info", dataclasses.replace(target.info, topology="single", details=details))
     result = embedded_run.run_test(CHECKS["6"])
-    assert result.outcome == "skipped"
-    assert "needs several replica-set members" in result.message and "single" in result.message
+    assert result.outcome == "skipped" and "topology single not in" in result.message, result.message
+    monkeypatch.setattr(target, "info", dataclasses.replace(target.info, topology="replicaset", details=details))
+    result = embedded_run.run_test(CHECKS["6"])
+    assert result.outcome == "skipped", result.message
+    assert "needs several replica-set members" in result.message, result.message
 
 
 def test_replica_set_for_test_names_why_it_cannot_start() -> None:

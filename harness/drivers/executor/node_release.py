@@ -16,6 +16,7 @@ import tempfile
 from pathlib import Path
 
 from harness.drivers.executor.process import ExecutorFailure
+from harness.engine import child_processes
 from harness.formats.cache import cache_dir
 
 #: How long one ``npm install`` may take (a download of a few MB).
@@ -44,7 +45,7 @@ def installed_driver(spec: str) -> Path:
     try:
         command = [npm, "install", "--prefix", str(staging), "--no-audit", "--no-fund", f"mongodb@{spec}"]
         try:
-            done = subprocess.run(command, capture_output=True, text=True, timeout=INSTALL_TIMEOUT_S, check=False)
+            done = child_processes.run(command, capture_output=True, text=True, timeout=INSTALL_TIMEOUT_S, check=False)
         except subprocess.TimeoutExpired:
             raise ExecutorFailure(f"--driver node@{spec}: npm install took over {INSTALL_TIMEOUT_S:g}s") from None
         if done.returncode != 0 or not (staging / "node_modules" / "mongodb" / "package.json").is_file():

@@ -20,7 +20,9 @@ from typing import Any
 
 from bson import json_util
 
+from harness.core.credentials import redact_text
 from harness.core.ports import UnsupportedOperation
+from harness.engine import child_processes
 
 #: The protocol version this harness speaks (docs/executor-protocol.md, section 9).
 PROTOCOL_VERSION = 1
@@ -87,7 +89,7 @@ class ExecutorProcess:
         #: The last reply line as it came (executor-check reads its envelope's plain JSON).
         self.last_line = ""
         try:
-            self._process = subprocess.Popen(
+            self._process = child_processes.popen(  # ends with the harness, however the harness ends
                 self.argv,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
@@ -96,7 +98,7 @@ class ExecutorProcess:
                 env={**os.environ, **(env or {}), "HARNESS_EXECUTOR_PROTOCOL": "1"},
             )
         except OSError as exc:
-            raise ExecutorFailure(f"executor {self.argv!r} could not be started: {exc}") from exc
+            raise ExecutorFailure(f"executor {redact_text(repr(self.argv))} could not be started: {exc}") from exc
         threading.Thread(target=self._read_stdout, daemon=True, name="executor-stdout").start()
         threading.Thread(target=self._read_stderr, daemon=True, name="executor-stderr").start()
 
@@ -177,7 +179,7 @@ class ExecutorProcess:
     def _fail(self, what: str) -> Any:
         self.kill()
         self.failure = what
-        tail = self.stderr_tail()
+        tail = redact_text(self.stderr_tail())
         raise ExecutorFailure(what + (f"\nexecutor stderr (tail):\n{tail}" if tail.strip() else ""))
 
     # -- lifetime ------------------------------------------------------------------------------------

@@ -76,6 +76,8 @@ class Executor:
         }
 
     def open_scope(self, params: dict[str, Any]) -> None:
+        if params["scope"] in self.scopes:
+            raise ProtocolError(f"scope {params['scope']!r} is already open (closeScope it first)")
         self.scopes[params["scope"]] = ADAPTER.open_scope(
             params["uri"],
             iteration_timeout_s=params["iterationTimeoutMS"] / 1000,
@@ -217,7 +219,22 @@ def _is_data(value: Any) -> bool:
 def _driver_error(error: DriverOperationError) -> dict[str, Any]:
     exception = error.info.exception
     network = isinstance(exception, pymongo_errors.ConnectionFailure) and not error.info.code
-    return codec.error_document(error.info, is_network_error=network)
+    document = codec.error_document(error.info, is_network_error=network)
+    if isinstance(exception, pymongo_errors.BulkWriteError):
+        _bulk_write_error(document, exception.details)
+    return document
+
+
+def _bulk_write_error(document: dict[str, Any], details: Mapping[str, Any]) -> None:
+    """Section 7's bulk write error: pymongo's own ``code`` is 65 (its "several errors"), never the server's; the
+    protocol's is the first write error's, else the first write concern error's (whose name the server sends)."""
+    written = details.get("writeErrors") or []
+    concerns = details.get("writeConcernErrors") or []
+    first = written[0] if written else concerns[0] if concerns else {}
+    document["code"] = first.get("code")
+    document["codeName"] = first.get("codeName")
+    if concerns:
+        document["errorResponse"] = {**details, "writeConcernError": concerns[0]}
 
 
 def _error(exc: BaseException) -> dict[str, Any]:

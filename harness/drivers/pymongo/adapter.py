@@ -258,7 +258,10 @@ class PyMongoScope:
         if implementation is None:
             raise DriverLacksFeature(f"operation {operation.name!r} is not implemented by the pymongo adapter")
         target = self.entity(operation.object)
-        arguments = dict(operation.arguments)
+        # A deep copy: pymongo writes into what it is given (insert_one adds an _id to the document), and the
+        # test's own arguments must stay as loaded, or a second run of the test (a repeat, a campaign) inserts
+        # the first run's _id again.
+        arguments = _copied(dict(operation.arguments))
         try:
             with client_timeout(self, operation, target, arguments) as milliseconds:
                 result = implementation(self, target, arguments)
@@ -356,3 +359,13 @@ def _quietly(action: Any) -> None:
 
 #: Set here because the scope class is defined after the adapter.
 PyMongoAdapter.scope_class = PyMongoScope
+
+
+def _copied(value: Any) -> Any:
+    """``value`` with every dict and list copied, all the way down; other values (a callback's nested operations,
+    an entity) are shared: only the documents a test gives are copied."""
+    if isinstance(value, dict):
+        return {key: _copied(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_copied(item) for item in value]
+    return value

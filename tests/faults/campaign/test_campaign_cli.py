@@ -36,14 +36,14 @@ def test_unknown_kind_exits_2(capsys):
 
 
 def test_campaign_run_options_are_the_run_tables_rows():
-    """``--driver``, ``--target``, ``--failpoints``, ``--results``: declared from the one options table."""
+    """``--driver``, ``--target``, ``--failpoints``, ``--results``, ``--allow-destructive``: the one options table."""
     from harness.app.cli import build_parser
     from harness.app.options import RUN_OPTIONS
 
     commands = next(a for a in build_parser("campaign")._actions if a.dest == "command")
     declared = {action.dest: action for action in commands.choices["campaign"]._actions}
     for option in RUN_OPTIONS:
-        if option.dest in ("driver", "target", "failpoints", "results"):
+        if option.dest in ("driver", "target", "failpoints", "results", "allow_destructive"):
             assert declared[option.dest].option_strings == list(option.cli)
             assert declared[option.dest].help == option.help
         else:

@@ -126,7 +126,7 @@ def test_a_pypi_source_unpacks_the_sdists_tests_and_records_its_digest(tmp_path,
         shutil.copy(archive, command[command.index("-d") + 1])
         return subprocess.CompletedProcess(command, 0, "", "")
 
-    monkeypatch.setattr(spec_sources.subprocess, "run", pip_download)
+    monkeypatch.setattr(spec_sources.child_processes, "run", pip_download)
     unified = spec_sources.resolve("pypi:pymongo==9.9.9")
     selftests = spec_sources.resolve("pypi:pymongo==9.9.9#selftests")
     assert len(calls) == 1 and "pymongo==9.9.9" in calls[0] and "--no-binary" in calls[0]
@@ -149,11 +149,13 @@ def test_without_a_schema_every_run_says_so_and_require_schema_refuses(tmp_path)
     env = {"HARNESS_UNIFIED_SCHEMA_DIR": str(empty), "HARNESS_NO_CACHE": "1"}
     done = _harness(
         "run", "--specs", str(spec), "--suite", "all", "--results", str(tmp_path / "r.jsonl"), cwd=tmp_path, **env
-    )  # with the prose checks too, which have no schema of their own
+    )  # with the prose and code-defined checks too, which have no schema of their own
     assert done.returncode == 0, done.stdout + done.stderr
     assert "WARNING: no unified-format JSON schema found for 1 file(s)" in done.stderr
     records = _records(tmp_path / "r.jsonl")
-    assert {r["format"] for r in records} == {"unified", "prose"} and {r["schema"] for r in records} == {"none"}
+    assert {r["format"] for r in records} == {"unified", "prose", "check"} and {r["schema"] for r in records} == {
+        "none"
+    }
     refused = _harness("run", "--specs", str(spec), "--require-schema", cwd=tmp_path, **env)
     assert refused.returncode == 1 and "--require-schema asks for one" in refused.stdout
     checked = _harness(

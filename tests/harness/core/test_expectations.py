@@ -25,6 +25,8 @@ def test_classification(tmp_path):
     assert e.classify("x::e", "error").expected
     assert e.classify("other", "failed").kind == "unexpected-failure"
     assert e.classify("other", "passed").expected and e.classify("other", "skipped").expected
+    skipped = e.classify("legacy/a::t1", "skipped")  # a listed deviation this target cannot exercise
+    assert skipped.expected and skipped.kind == "skip" and skipped.reason == "not run here; listed as failed: why"
 
 
 @pytest.mark.parametrize(
@@ -74,3 +76,34 @@ def test_auto_reads_the_targets_and_the_drivers_known_outcomes(tmp_path, monkeyp
     other_driver = run_module.expectations_for("auto", "secantusdb", "node")
     assert other_driver.classify("unified/b::driver bug", "failed").kind == "unexpected-failure"
     assert run_module.expectations_for("none", "secantusdb", "pymongo").known == []
+
+
+def test_a_pair_file_adjusts_the_driver_s_uri_and_needs_a_reason(tmp_path):
+    from harness.core.expectations import with_uri_options
+
+    e = _load(tmp_path, 'adjust: {uriOptions: {serverMonitoringMode: poll, retryReads: false}, reason: "why"}\n')
+    assert e.uri_options == {"serverMonitoringMode": "poll", "retryReads": "false"}
+    assert e.adjustments[0].reason == "why" and e.adjustments[0].source.endswith("e.yml")
+    assert (
+        with_uri_options("mongodb://h:1", e.uri_options) == "mongodb://h:1/?serverMonitoringMode=poll&retryReads=false"
+    )
+    assert with_uri_options("mongodb://h:1/?serverMonitoringMode=stream", {"serverMonitoringMode": "poll"}) == (
+        "mongodb://h:1/?serverMonitoringMode=stream"
+    ), "an option the connection string sets is left as it is"
+    assert with_uri_options("mongodb://h:1/db?w=1", {"a": "b"}) == "mongodb://h:1/db?w=1&a=b"
+    with pytest.raises(ExpectationsError, match="'adjust' needs 'uriOptions'"):
+        _load(tmp_path, "adjust: {uriOptions: {serverMonitoringMode: poll}}\n")
+
+
+def test_auto_reads_the_target_s_the_driver_s_and_the_pair_s_files(tmp_path, monkeypatch):
+    from harness.engine import run
+
+    (tmp_path / "drivers").mkdir()
+    (tmp_path / "pairs").mkdir()
+    (tmp_path / "t.yml").write_text('known: [{test: "a", reason: "target"}]\n')
+    (tmp_path / "drivers" / "d.yml").write_text('known: [{test: "b", reason: "driver"}]\n')
+    (tmp_path / "pairs" / "t+d.yml").write_text('adjust: {uriOptions: {x: "1"}, reason: "pair"}\nknown: []\n')
+    monkeypatch.setattr(run, "EXPECTATIONS_DIR", tmp_path)
+    both = run.expectations_for("auto", "t", "d")
+    assert [k.reason for k in both.known] == ["target", "driver"] and both.uri_options == {"x": "1"}
+    assert run.expectations_for("auto", "t", "other").uri_options == {}

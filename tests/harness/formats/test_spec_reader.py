@@ -20,8 +20,12 @@ def _yaml_files():
 
 
 @pytest.mark.skipif(spec_reader._FastSpecYamlLoader is None, reason="PyYAML was built without libyaml")
-def test_libyaml_and_the_reference_loader_agree_on_every_upstream_file():
+def test_libyaml_and_the_reference_loader_agree_on_every_upstream_file(monkeypatch):
+    from harness.formats import load_limits
+
     require_shared_specs()
+    # The loaders are compared here, not timed: the pure-Python one on a loaded machine may pass the time limit.
+    monkeypatch.setattr(load_limits, "MAX_LOAD_SECONDS", 60.0)
     files = _yaml_files()
     assert len(files) > 300
     refused = 0

@@ -240,7 +240,7 @@ def test_the_wheelhouse_downloads_build_requirements_then_each_pair_with_the_har
 
     ran = []
     monkeypatch.setattr(
-        wheelhouse.subprocess, "run", lambda command: ran.append(command) or type("R", (), {"returncode": 0})
+        wheelhouse.child_processes, "run", lambda command: ran.append(command) or type("R", (), {"returncode": 0})
     )
     argv = ["--dest", str(tmp_path), "--pymongo", "4.19.0,4.20.0", "--secantusdb", "0.7.0b3", "--python", "/py"]
     assert wheelhouse.main(argv) == 0 and ran == commands

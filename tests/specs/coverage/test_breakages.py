@@ -13,8 +13,10 @@ from typing import Any
 
 import pytest
 
-from harness.core.rules import Breakage
+from harness.core.rules import Breakage, rules_from_description
 from harness.formats.rule_files import load_breakages, load_catalogues, load_mapping
+from prose_tests.server_checks import load_server_checks
+from prose_tests.token_checks import load_token_checks
 from tests.specs.scenarios.test_supplementary import all_scenarios, rule_ids
 
 BREAKAGES = load_breakages()
@@ -65,6 +67,8 @@ def test_a_breakage_claims_only_rules_that_some_test_checks():
     catalogued = {rule.id for catalogue in load_catalogues() for rule in catalogue.rules}
     checked = {rule for test in all_scenarios() for rule in rule_ids(test)}
     checked |= {rule for entry in load_mapping().entries for rule in entry.checks}
+    checks = load_server_checks() + load_token_checks()
+    checked |= {rule for check in checks for rule in rules_from_description(check.name)}
     for breakage in BREAKAGES:
         assert set(breakage.rules) <= catalogued, f"{breakage.where}: {sorted(set(breakage.rules) - catalogued)}"
         unchecked = sorted(set(breakage.rules) - checked)

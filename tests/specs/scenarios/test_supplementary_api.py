@@ -23,8 +23,9 @@ from pymongo.errors import InvalidOperation, PyMongoError
 from pymongo.read_concern import ReadConcern
 from pymongo.synchronous import change_stream as sync_change_stream
 from pymongo.synchronous.collection import Collection
+from pymongo.synchronous.database import Database
 
-from tests.specs.scenarios.test_supplementary import assert_rule_fails
+from tests.specs.scenarios.test_supplementary import assert_rule_fails, scenarios_of
 
 ChangeStream = sync_change_stream.ChangeStream
 AnyChangeStream = change_stream_shared._AgnosticChangeStream
@@ -139,6 +140,26 @@ def _resume_outside_the_session(mp: pytest.MonkeyPatch) -> None:
     mp.setattr(ChangeStream, "_resume", resume)
 
 
+def _closed_stream_reopens(mp: pytest.MonkeyPatch) -> None:
+    """Iterating a closed stream opens it again (a resume) instead of staying closed."""
+    original = ChangeStream.try_next
+
+    def try_next(self: Any) -> Any:
+        self._closed = False
+        return original(self)
+
+    mp.setattr(ChangeStream, "try_next", try_next)
+
+
+def _database_watch_returns_the_cursor(mp: pytest.MonkeyPatch) -> None:
+    """Database.watch returns the aggregate's own cursor (no resume, no token) instead of a change stream."""
+
+    def watch(self: Any, pipeline: list | None = None, **kwargs: Any) -> Any:
+        return self.aggregate([{"$changeStream": {}}, *(pipeline or [])])
+
+    mp.setattr(Database, "watch", watch)
+
+
 class _ResumingCursor:
     """What the broken helper returns: the aggregate's cursor, run again once after a resumable error."""
 
@@ -184,6 +205,8 @@ BROKEN_API: dict[str, tuple[str, Breakage]] = {
     "comment sent unasked": ("CS-OPT-DEFAULTS", _comment_unasked),
     "plain aggregate resumes a $changeStream": ("CS-API-AGGREGATE-PLAIN", _plain_aggregate_resumes),
     "close leaves the cursor open": ("CS-API-CLOSE", _close_forgets_the_cursor),
+    "a closed stream reopens when iterated": ("CS-API-CLOSE", _closed_stream_reopens),
+    "Database.watch returns the aggregate's cursor": ("CS-API-RETURNS", _database_watch_returns_the_cursor),
     "resume outside the session": ("CS-RESUME-SESSION", _resume_outside_the_session),
 }
 
@@ -199,3 +222,20 @@ def test_second_change_stream_stage_refused_by_the_driver_fails_its_scenario(emb
     """CS-PIPE-MULTISTAGE: a driver that refuses the stage itself sends no aggregate, and the scenario fails."""
     _refusing(_second_change_stream_stage)(monkeypatch)
     assert_rule_fails(embedded_run, "CS-PIPE-MULTISTAGE", "second $changeStream stage refused by the driver")
+
+
+def test_pymongo_drops_a_collation_given_to_watch_and_a_pymongo_that_sends_it_passes(embedded_run, monkeypatch):
+    """CS-OPT-AGGREGATE, the known pymongo deviation (specs/expectations/drivers/pymongo.yml): the scenario fails on
+    the collation alone, and a pymongo whose stream passes the collation on to the aggregate passes it."""
+    scenario = next(test for test in scenarios_of("CS-OPT-AGGREGATE") if "collation" in test.description)
+    verdict = embedded_run.verdict(scenario)
+    assert verdict.outcome == "failed" and "command.collation" in verdict.message, verdict.message
+    original = AnyChangeStream._command_options
+
+    def command_options(self: Any) -> dict[str, Any]:
+        options = original(self)
+        return {**options, "collation": self._collation} if self._collation is not None else options
+
+    monkeypatch.setattr(AnyChangeStream, "_command_options", command_options)
+    verdict = embedded_run.verdict(scenario)
+    assert verdict.outcome == "passed", verdict.message

@@ -298,6 +298,46 @@ def test_missing_token_is_the_drivers_error_on_a_server_that_lets_it_through(emb
     assert_rule_fails(embedded_run, "CS-TOKEN-MISSING", "missing resume token accepted")
 
 
+def _errors_leave_the_stream_open(mp: pytest.MonkeyPatch) -> None:
+    """The stream raises its fatal errors but never closes itself: the next iteration goes back to the server."""
+    original = ChangeStream.try_next
+
+    def try_next(self: Any) -> Any:
+        close = self.close
+        self.close = lambda: None
+        try:
+            return original(self)
+        finally:
+            self.close = close
+
+    mp.setattr(ChangeStream, "try_next", try_next)
+
+
+def test_a_stream_left_open_after_a_non_resumable_error_fails_its_scenario(embedded_run, monkeypatch):
+    """CS-RESUME-NONRESUMABLE on the next iteration: a driver that raises the error but keeps the stream open
+    resumes it when iterated again, which is a resume after an error that is not resumable."""
+    scenario = next(test for test in scenarios_of("CS-RESUME-NONRESUMABLE") if "a getMore error" in test.description)
+    assert embedded_run.verdict(scenario).outcome == "passed"
+    _errors_leave_the_stream_open(monkeypatch)
+    verdict = embedded_run.verdict(scenario)
+    assert verdict.outcome == "failed" and "expectEvents" in verdict.message, verdict.message
+
+
+@pytest.mark.parametrize("server", ["refusing", "permissive"])
+def test_a_stream_left_open_after_the_missing_token_error_fails_its_scenario(embedded_run, monkeypatch, server):
+    """CS-TOKEN-MISSING, its second half: after the error the stream is closed, so the next iteration sends
+    nothing. A driver that raises but stays open fails, whether the server refused the change (a getMore error)
+    or let it through without _id (the driver's own error)."""
+    (scenario,) = scenarios_of("CS-TOKEN-MISSING")
+    if server == "permissive":
+        permissive_server(monkeypatch)
+    verdict = embedded_run.verdict(scenario)
+    assert verdict.outcome == "passed", verdict.message
+    _errors_leave_the_stream_open(monkeypatch)
+    verdict = embedded_run.verdict(scenario)
+    assert verdict.outcome == "failed" and "expectEvents" in verdict.message, verdict.message
+
+
 def test_the_permissive_server_really_lets_the_event_through(embedded_run, monkeypatch):
     """Without this, the test above could pass on a server error; here the event arrives, with no _id."""
     (scenario,) = scenarios_of("CS-TOKEN-MISSING")

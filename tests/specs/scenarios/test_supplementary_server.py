@@ -26,6 +26,15 @@ from tests.specs.scenarios.test_supplementary import assert_rule_fails
 Breakage = Callable[[pytest.MonkeyPatch], None]
 
 
+def overview_run_settings():
+    """The embedded SecantusDB of the overview's breakages (test_server_*.py, one session fixture each), with a
+    short iteration timeout: a breakage that withholds an event fails its scenario in two seconds, not ten."""
+    from harness.engine.run import HarnessRun, RunOptions
+    from harness.engine.spec_runner import RunSettings
+
+    return HarnessRun(RunOptions(target="embedded", expected="none", settings=RunSettings(iteration_timeout_s=2.0)))
+
+
 def _edit_events(edit: Callable[[dict[str, Any], bool, dict[str, Any]], tuple[dict[str, Any], bool]]) -> Breakage:
     """A server whose change events pass through ``edit(event, invalidates, options)``."""
 

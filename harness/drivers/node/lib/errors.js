@@ -31,5 +31,21 @@ export function errorDocument(mongodb, error) {
     isTimeoutError: timeoutClasses.some((type) => error instanceof type) || (fromServer && error.code === 50),
   };
   if (fromServer && error.errorResponse != null) document.errorResponse = error.errorResponse;
+  if (error instanceof mongodb.MongoBulkWriteError) document.errorResponse = bulkResponse(error);
   return document;
+}
+
+/**
+ * Section 7's errorResponse for a bulk write error: Node keeps its write errors as `WriteError` objects (which
+ * serialise as `{err: ...}`), so they are written back in the server's shape, `index` counted in the whole request.
+ */
+function bulkResponse(error) {
+  const response = { ...(error.errorResponse ?? {}) };
+  response.writeErrors = (error.writeErrors ?? []).map((entry) => {
+    const raw = entry?.err ?? entry;
+    const written = { index: raw.index, code: raw.code, errmsg: raw.errmsg };
+    if (raw.errInfo != null) written.errInfo = raw.errInfo;
+    return written;
+  });
+  return response;
 }

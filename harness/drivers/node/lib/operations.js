@@ -116,9 +116,32 @@ function updateResult(result) {
   return shaped;
 }
 
-/** The next document of a change stream or cursor after at most one getMore, or null. */
-async function tryNext(target) {
-  return (await target.tryNext()) ?? null;
+/**
+ * An iteration the budget gave up on keeps running (a promise cannot be cancelled); it is kept here per stream or
+ * cursor until its outcome is taken, by the next iteration first, so a change it brings is not lost (section 6.4:
+ * a stream that ran out of budget stays usable).
+ */
+const unfinished = new WeakMap();
+
+/**
+ * The next document of a change stream or cursor after at most one getMore, or null; with `timeout` (a promise
+ * of TIMED_OUT), TIMED_OUT when that comes first, the iteration then left running for the next call.
+ */
+async function tryNext(target, timeout = null) {
+  let attempt = unfinished.get(target);
+  if (attempt === undefined) {
+    attempt = target.tryNext();
+    unfinished.set(target, attempt);
+  }
+  let next;
+  try {
+    next = await (timeout === null ? attempt : Promise.race([attempt, timeout]));
+  } catch (error) {
+    unfinished.delete(target);
+    throw error;
+  }
+  if (next !== TIMED_OUT) unfinished.delete(target);
+  return next ?? null;
 }
 
 function timeoutAfter(ms) {
@@ -138,13 +161,16 @@ async function iterateUntilDocumentOrError(scope, target) {
     const timer = timeoutAfter(Math.max(0, remaining));
     let next;
     try {
-      next = await Promise.race([tryNext(target), timer.promise]);
+      next = await tryNext(target, timer.promise);
     } finally {
       timer.cancel();
     }
     if (next !== null && next !== TIMED_OUT) return value(next);
-    if (next === TIMED_OUT || Date.now() >= deadline) {
-      const error = new Error(`no document arrived within ${budgetMS / 1000}s`);
+    // Section 6.4: a stream or cursor the server closed (cursor id 0, after an invalidate) has nothing more to give.
+    const closed = next === null && target.closed === true;
+    if (closed || next === TIMED_OUT || Date.now() >= deadline) {
+      const why = closed ? 'the server closed the cursor' : `no document arrived within ${budgetMS / 1000}s`;
+      const error = new Error(why);
       error.kind = 'noChange';
       throw error;
     }

@@ -1,0 +1,97 @@
+package csharness.executor;
+
+import com.mongodb.client.ClientSession;
+import com.mongodb.client.MongoCollection;
+import com.mongodb.client.model.FindOneAndDeleteOptions;
+import com.mongodb.client.model.FindOneAndReplaceOptions;
+import com.mongodb.client.model.FindOneAndUpdateOptions;
+import com.mongodb.client.model.ReturnDocument;
+import org.bson.BsonDocument;
+import org.bson.BsonValue;
+
+/** findOneAndDelete, findOneAndReplace and findOneAndUpdate: the document found, or null. */
+final class FindAndModify {
+    private FindAndModify() {}
+
+    static Outcome delete(Call call) {
+        MongoCollection<BsonDocument> collection = call.collection();
+        ClientSession session = call.session();
+        BsonDocument filter = call.args.document("filter");
+        FindOneAndDeleteOptions options = new FindOneAndDeleteOptions();
+        CommonOptions.document(call.args, "projection", options::projection);
+        CommonOptions.document(call.args, "sort", options::sort);
+        CommonOptions.hint(call.args, options::hint, options::hintString);
+        CommonOptions.collation(call.args, options::collation);
+        CommonOptions.document(call.args, "let", options::let);
+        CommonOptions.comment(call.args, options::comment);
+        CommonOptions.millis(call.args, "maxTimeMS", options::maxTime);
+        call.args.done();
+        return Outcome.value(session == null
+                ? collection.findOneAndDelete(filter, options)
+                : collection.findOneAndDelete(session, filter, options));
+    }
+
+    static Outcome replace(Call call) {
+        MongoCollection<BsonDocument> collection = call.collection();
+        ClientSession session = call.session();
+        BsonDocument filter = call.args.document("filter");
+        BsonDocument replacement = call.args.document("replacement");
+        FindOneAndReplaceOptions options = new FindOneAndReplaceOptions();
+        CommonOptions.document(call.args, "projection", options::projection);
+        CommonOptions.document(call.args, "sort", options::sort);
+        CommonOptions.bool(call.args, "upsert", options::upsert);
+        CommonOptions.bool(call.args, "bypassDocumentValidation", options::bypassDocumentValidation);
+        returnDocument(call.args, options::returnDocument);
+        CommonOptions.hint(call.args, options::hint, options::hintString);
+        CommonOptions.collation(call.args, options::collation);
+        CommonOptions.document(call.args, "let", options::let);
+        CommonOptions.comment(call.args, options::comment);
+        CommonOptions.millis(call.args, "maxTimeMS", options::maxTime);
+        call.args.done();
+        return Outcome.value(session == null
+                ? collection.findOneAndReplace(filter, replacement, options)
+                : collection.findOneAndReplace(session, filter, replacement, options));
+    }
+
+    static Outcome update(Call call) {
+        MongoCollection<BsonDocument> collection = call.collection();
+        ClientSession session = call.session();
+        BsonDocument filter = call.args.document("filter");
+        BsonValue update = call.args.requiredValue("update");
+        FindOneAndUpdateOptions options = new FindOneAndUpdateOptions();
+        CommonOptions.document(call.args, "projection", options::projection);
+        CommonOptions.document(call.args, "sort", options::sort);
+        CommonOptions.bool(call.args, "upsert", options::upsert);
+        CommonOptions.bool(call.args, "bypassDocumentValidation", options::bypassDocumentValidation);
+        CommonOptions.documents(call.args, "arrayFilters", options::arrayFilters);
+        returnDocument(call.args, options::returnDocument);
+        CommonOptions.hint(call.args, options::hint, options::hintString);
+        CommonOptions.collation(call.args, options::collation);
+        CommonOptions.document(call.args, "let", options::let);
+        CommonOptions.comment(call.args, options::comment);
+        CommonOptions.millis(call.args, "maxTimeMS", options::maxTime);
+        call.args.done();
+        if (update.isArray()) {
+            var pipeline = call.args.documents("update");
+            return Outcome.value(session == null
+                    ? collection.findOneAndUpdate(filter, pipeline, options)
+                    : collection.findOneAndUpdate(session, filter, pipeline, options));
+        }
+        BsonDocument document = call.args.document("update");
+        return Outcome.value(session == null
+                ? collection.findOneAndUpdate(filter, document, options)
+                : collection.findOneAndUpdate(session, filter, document, options));
+    }
+
+    private static void returnDocument(Arguments args, java.util.function.Consumer<ReturnDocument> setter) {
+        String value = args.optionalString("returnDocument");
+        if (value == null) {
+            return;
+        }
+        switch (value) {
+            case "Before" -> setter.accept(ReturnDocument.BEFORE);
+            case "After" -> setter.accept(ReturnDocument.AFTER);
+            default -> throw ExecutorError.invalidRequest("returnDocument must be Before or After, got " + value);
+        }
+    }
+}
