@@ -15,6 +15,23 @@ collection2_name: coll2
 tests:
 """
 
+#: A legacy test that passes on any target (an insert, and its change event), and one that fails (the wrong
+#: event expected): the tests of the front ends and targets run these to see a verdict of each kind.
+PASSING = """
+  - description: passes
+    target: collection
+    operations:
+      - {database: harness-selftest, collection: coll, name: insertOne, arguments: {document: {x: 1}}}
+    result: {success: [{operationType: insert}]}
+"""
+FAILING = """
+  - description: fails
+    target: collection
+    operations:
+      - {database: harness-selftest, collection: coll, name: insertOne, arguments: {document: {x: 1}}}
+    result: {success: [{operationType: delete}]}
+"""
+
 
 def legacy_tests(tmp_path: Path, body: str, name: str = "selftest.yml"):
     """Write a legacy-format file with the given ``tests:`` entries and load it."""

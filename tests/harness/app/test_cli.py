@@ -7,22 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.helpers import LEGACY_HEADER
-
-PASSING = """
-  - description: passes
-    target: collection
-    operations:
-      - {database: harness-selftest, collection: coll, name: insertOne, arguments: {document: {x: 1}}}
-    result: {success: [{operationType: insert}]}
-"""
-FAILING = """
-  - description: fails
-    target: collection
-    operations:
-      - {database: harness-selftest, collection: coll, name: insertOne, arguments: {document: {x: 1}}}
-    result: {success: [{operationType: delete}]}
-"""
+from tests.helpers import FAILING, LEGACY_HEADER, PASSING
 
 REQUIRED_FIELDS = {
     "run_id",

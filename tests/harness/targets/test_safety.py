@@ -16,25 +16,10 @@ import pytest
 
 from harness.app import cli
 from harness.targets.safety import DestructiveTargetRefused, check_destructive, is_loopback_host, remote_hosts
-from tests.helpers import LEGACY_HEADER
+from tests.helpers import FAILING, LEGACY_HEADER, PASSING
 
 PASSWORD = "Pa55wordSecret"
 REMOTE = f"mongodb://certuser:{PASSWORD}@db.example.invalid/?serverSelectionTimeoutMS=300&connectTimeoutMS=300"
-
-PASSING = """
-  - description: passes
-    target: collection
-    operations:
-      - {database: harness-selftest, collection: coll, name: insertOne, arguments: {document: {x: 1}}}
-    result: {success: [{operationType: insert}]}
-"""
-FAILING = """
-  - description: fails
-    target: collection
-    operations:
-      - {database: harness-selftest, collection: coll, name: insertOne, arguments: {document: {x: 1}}}
-    result: {success: [{operationType: delete}]}
-"""
 
 
 class NetworkRecorder:

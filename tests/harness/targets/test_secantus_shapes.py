@@ -20,15 +20,7 @@ from harness.core.ports import TargetUnavailable
 from harness.engine.plugins import load_plugins
 from harness.engine.run import expectations_for
 from harness.targets.plugin import STANDALONE_NAME, daemon_switches
-from tests.helpers import LEGACY_HEADER
-
-PASSING = """
-  - description: passes
-    target: collection
-    operations:
-      - {database: harness-selftest, collection: coll, name: insertOne, arguments: {document: {x: 1}}}
-    result: {success: [{operationType: insert}]}
-"""
+from tests.helpers import LEGACY_HEADER, PASSING
 
 
 @pytest.fixture(scope="module")
