@@ -84,7 +84,11 @@ func insertMany(c *call) (outcome, error) {
 	return valueOf(bson.D{{Key: "insertedIds", Value: ids}})
 }
 
-func updateResult(result *mongo.UpdateResult) (outcome, error) {
+// updateResult answers an update or replace with the unified format's counts and any upserted id.
+func updateResult(result *mongo.UpdateResult, err error) (outcome, error) {
+	if err != nil {
+		return outcome{}, err
+	}
 	doc := bson.D{
 		{Key: "matchedCount", Value: result.MatchedCount},
 		{Key: "modifiedCount", Value: result.ModifiedCount},
@@ -96,149 +100,117 @@ func updateResult(result *mongo.UpdateResult) (outcome, error) {
 	return valueOf(doc)
 }
 
-func updateOne(c *call) (outcome, error) {
+// deleteResult answers a delete with the unified format's count.
+func deleteResult(result *mongo.DeleteResult, err error) (outcome, error) {
+	if err != nil {
+		return outcome{}, err
+	}
+	return valueOf(bson.D{{Key: "deletedCount", Value: result.DeletedCount}})
+}
+
+// filtered is the frame every filtered write shares: the collection, the filter, one more data argument when
+// second names one, then the options (read by read, refusing any argument left unread) before run sends it.
+func filtered(c *call, second string, read func(*optionReader),
+	run func(coll *mongo.Collection, filter, other any) (outcome, error)) (outcome, error) {
 	coll, err := c.collection()
 	if err != nil {
 		return outcome{}, err
 	}
-	filter, update, err := filterAnd(c, "update")
+	filter, err := c.args.requiredData("filter")
 	if err != nil {
 		return outcome{}, err
 	}
-	opts := options.UpdateOne()
+	var other any
+	if second != "" {
+		if other, err = c.args.requiredData(second); err != nil {
+			return outcome{}, err
+		}
+	}
 	o := &optionReader{args: c.args}
-	arrayOption(o, "arrayFilters", opts.SetArrayFilters)
-	boolOption(o, "bypassDocumentValidation", opts.SetBypassDocumentValidation)
-	collationOption(o, opts.SetCollation)
-	dataOption(o, "comment", opts.SetComment)
-	dataOption(o, "hint", opts.SetHint)
-	boolOption(o, "upsert", opts.SetUpsert)
-	dataOption(o, "let", opts.SetLet)
-	dataOption(o, "sort", opts.SetSort)
+	read(o)
 	if err := o.done(); err != nil {
 		return outcome{}, err
 	}
-	result, err := coll.UpdateOne(c.ctx, filter, update, opts)
-	if err != nil {
-		return outcome{}, err
-	}
-	return updateResult(result)
+	return run(coll, filter, other)
+}
+
+// matchOptions are the setters every filtered write's options builder has, read in this order.
+type matchOptions[B any] interface {
+	SetCollation(*options.Collation) B
+	SetComment(any) B
+	SetHint(any) B
+}
+
+func readMatchOptions[B any](o *optionReader, opts matchOptions[B]) {
+	collationOption(o, opts.SetCollation)
+	dataOption(o, "comment", opts.SetComment)
+	dataOption(o, "hint", opts.SetHint)
+}
+
+// upsertOptions are the setters an update's and a replace's options builders share, read in this order.
+type upsertOptions[B any] interface {
+	matchOptions[B]
+	SetBypassDocumentValidation(bool) B
+	SetUpsert(bool) B
+	SetLet(any) B
+}
+
+func readUpsertOptions[B any](o *optionReader, opts upsertOptions[B]) {
+	boolOption(o, "bypassDocumentValidation", opts.SetBypassDocumentValidation)
+	readMatchOptions(o, opts)
+	boolOption(o, "upsert", opts.SetUpsert)
+	dataOption(o, "let", opts.SetLet)
+}
+
+func updateOne(c *call) (outcome, error) {
+	opts := options.UpdateOne()
+	return filtered(c, "update", func(o *optionReader) {
+		arrayOption(o, "arrayFilters", opts.SetArrayFilters)
+		readUpsertOptions(o, opts)
+		dataOption(o, "sort", opts.SetSort)
+	}, func(coll *mongo.Collection, filter, update any) (outcome, error) {
+		return updateResult(coll.UpdateOne(c.ctx, filter, update, opts))
+	})
 }
 
 func updateMany(c *call) (outcome, error) {
-	coll, err := c.collection()
-	if err != nil {
-		return outcome{}, err
-	}
-	filter, update, err := filterAnd(c, "update")
-	if err != nil {
-		return outcome{}, err
-	}
 	opts := options.UpdateMany()
-	o := &optionReader{args: c.args}
-	arrayOption(o, "arrayFilters", opts.SetArrayFilters)
-	boolOption(o, "bypassDocumentValidation", opts.SetBypassDocumentValidation)
-	collationOption(o, opts.SetCollation)
-	dataOption(o, "comment", opts.SetComment)
-	dataOption(o, "hint", opts.SetHint)
-	boolOption(o, "upsert", opts.SetUpsert)
-	dataOption(o, "let", opts.SetLet)
-	if err := o.done(); err != nil {
-		return outcome{}, err
-	}
-	result, err := coll.UpdateMany(c.ctx, filter, update, opts)
-	if err != nil {
-		return outcome{}, err
-	}
-	return updateResult(result)
+	return filtered(c, "update", func(o *optionReader) {
+		arrayOption(o, "arrayFilters", opts.SetArrayFilters)
+		readUpsertOptions(o, opts)
+	}, func(coll *mongo.Collection, filter, update any) (outcome, error) {
+		return updateResult(coll.UpdateMany(c.ctx, filter, update, opts))
+	})
 }
 
 func replaceOne(c *call) (outcome, error) {
-	coll, err := c.collection()
-	if err != nil {
-		return outcome{}, err
-	}
-	filter, replacement, err := filterAnd(c, "replacement")
-	if err != nil {
-		return outcome{}, err
-	}
 	opts := options.Replace()
-	o := &optionReader{args: c.args}
-	boolOption(o, "bypassDocumentValidation", opts.SetBypassDocumentValidation)
-	collationOption(o, opts.SetCollation)
-	dataOption(o, "comment", opts.SetComment)
-	dataOption(o, "hint", opts.SetHint)
-	boolOption(o, "upsert", opts.SetUpsert)
-	dataOption(o, "let", opts.SetLet)
-	dataOption(o, "sort", opts.SetSort)
-	if err := o.done(); err != nil {
-		return outcome{}, err
-	}
-	result, err := coll.ReplaceOne(c.ctx, filter, replacement, opts)
-	if err != nil {
-		return outcome{}, err
-	}
-	return updateResult(result)
-}
-
-// filterAnd reads the filter and the one other data argument an update or replace needs.
-func filterAnd(c *call, second string) (any, any, error) {
-	filter, err := c.args.requiredData("filter")
-	if err != nil {
-		return nil, nil, err
-	}
-	other, err := c.args.requiredData(second)
-	return filter, other, err
+	return filtered(c, "replacement", func(o *optionReader) {
+		readUpsertOptions(o, opts)
+		dataOption(o, "sort", opts.SetSort)
+	}, func(coll *mongo.Collection, filter, replacement any) (outcome, error) {
+		return updateResult(coll.ReplaceOne(c.ctx, filter, replacement, opts))
+	})
 }
 
 func deleteOne(c *call) (outcome, error) {
-	coll, err := c.collection()
-	if err != nil {
-		return outcome{}, err
-	}
-	filter, err := c.args.requiredData("filter")
-	if err != nil {
-		return outcome{}, err
-	}
 	opts := options.DeleteOne()
-	o := &optionReader{args: c.args}
-	collationOption(o, opts.SetCollation)
-	dataOption(o, "comment", opts.SetComment)
-	dataOption(o, "hint", opts.SetHint)
-	dataOption(o, "let", opts.SetLet)
-	if err := o.done(); err != nil {
-		return outcome{}, err
-	}
-	result, err := coll.DeleteOne(c.ctx, filter, opts)
-	if err != nil {
-		return outcome{}, err
-	}
-	return valueOf(bson.D{{Key: "deletedCount", Value: result.DeletedCount}})
+	return filtered(c, "", func(o *optionReader) {
+		readMatchOptions(o, opts)
+		dataOption(o, "let", opts.SetLet)
+	}, func(coll *mongo.Collection, filter, _ any) (outcome, error) {
+		return deleteResult(coll.DeleteOne(c.ctx, filter, opts))
+	})
 }
 
 func deleteMany(c *call) (outcome, error) {
-	coll, err := c.collection()
-	if err != nil {
-		return outcome{}, err
-	}
-	filter, err := c.args.requiredData("filter")
-	if err != nil {
-		return outcome{}, err
-	}
 	opts := options.DeleteMany()
-	o := &optionReader{args: c.args}
-	collationOption(o, opts.SetCollation)
-	dataOption(o, "comment", opts.SetComment)
-	dataOption(o, "hint", opts.SetHint)
-	dataOption(o, "let", opts.SetLet)
-	if err := o.done(); err != nil {
-		return outcome{}, err
-	}
-	result, err := coll.DeleteMany(c.ctx, filter, opts)
-	if err != nil {
-		return outcome{}, err
-	}
-	return valueOf(bson.D{{Key: "deletedCount", Value: result.DeletedCount}})
+	return filtered(c, "", func(o *optionReader) {
+		readMatchOptions(o, opts)
+		dataOption(o, "let", opts.SetLet)
+	}, func(coll *mongo.Collection, filter, _ any) (outcome, error) {
+		return deleteResult(coll.DeleteMany(c.ctx, filter, opts))
+	})
 }
 
 func find(c *call) (outcome, error) {
@@ -298,9 +270,7 @@ func countDocuments(c *call) (outcome, error) {
 	}
 	opts := options.Count()
 	o := &optionReader{args: c.args}
-	collationOption(o, opts.SetCollation)
-	dataOption(o, "comment", opts.SetComment)
-	dataOption(o, "hint", opts.SetHint)
+	readMatchOptions(o, opts)
 	int64Option(o, "limit", opts.SetLimit)
 	int64Option(o, "skip", opts.SetSkip)
 	if err := o.done(); err != nil {
@@ -346,9 +316,7 @@ func distinct(c *call) (outcome, error) {
 	}
 	opts := options.Distinct()
 	o := &optionReader{args: c.args}
-	collationOption(o, opts.SetCollation)
-	dataOption(o, "comment", opts.SetComment)
-	dataOption(o, "hint", opts.SetHint)
+	readMatchOptions(o, opts)
 	if err := o.done(); err != nil {
 		return outcome{}, err
 	}
@@ -394,80 +362,54 @@ func singleDocument(result *mongo.SingleResult) (outcome, error) {
 	return valueOf(raw)
 }
 
-func findOneAndUpdate(c *call) (outcome, error) {
-	coll, err := c.collection()
-	if err != nil {
-		return outcome{}, err
-	}
-	filter, update, err := filterAnd(c, "update")
-	if err != nil {
-		return outcome{}, err
-	}
-	opts := options.FindOneAndUpdate()
-	o := &optionReader{args: c.args}
-	arrayOption(o, "arrayFilters", opts.SetArrayFilters)
-	boolOption(o, "bypassDocumentValidation", opts.SetBypassDocumentValidation)
-	collationOption(o, opts.SetCollation)
-	dataOption(o, "comment", opts.SetComment)
-	dataOption(o, "hint", opts.SetHint)
+// findModifyOptions are the setters every findOneAnd* options builder has, read in this order.
+type findModifyOptions[B any] interface {
+	matchOptions[B]
+	SetLet(any) B
+	SetProjection(any) B
+}
+
+func readFindModifyOptions[B any](o *optionReader, opts findModifyOptions[B]) {
+	readMatchOptions(o, opts)
 	dataOption(o, "let", opts.SetLet)
 	dataOption(o, "projection", opts.SetProjection)
-	returnDocument(o, opts.SetReturnDocument)
-	dataOption(o, "sort", opts.SetSort)
-	boolOption(o, "upsert", opts.SetUpsert)
-	if err := o.done(); err != nil {
-		return outcome{}, err
-	}
-	return singleDocument(coll.FindOneAndUpdate(c.ctx, filter, update, opts))
+}
+
+func findOneAndUpdate(c *call) (outcome, error) {
+	opts := options.FindOneAndUpdate()
+	return filtered(c, "update", func(o *optionReader) {
+		arrayOption(o, "arrayFilters", opts.SetArrayFilters)
+		boolOption(o, "bypassDocumentValidation", opts.SetBypassDocumentValidation)
+		readFindModifyOptions(o, opts)
+		returnDocument(o, opts.SetReturnDocument)
+		dataOption(o, "sort", opts.SetSort)
+		boolOption(o, "upsert", opts.SetUpsert)
+	}, func(coll *mongo.Collection, filter, update any) (outcome, error) {
+		return singleDocument(coll.FindOneAndUpdate(c.ctx, filter, update, opts))
+	})
 }
 
 func findOneAndReplace(c *call) (outcome, error) {
-	coll, err := c.collection()
-	if err != nil {
-		return outcome{}, err
-	}
-	filter, replacement, err := filterAnd(c, "replacement")
-	if err != nil {
-		return outcome{}, err
-	}
 	opts := options.FindOneAndReplace()
-	o := &optionReader{args: c.args}
-	boolOption(o, "bypassDocumentValidation", opts.SetBypassDocumentValidation)
-	collationOption(o, opts.SetCollation)
-	dataOption(o, "comment", opts.SetComment)
-	dataOption(o, "hint", opts.SetHint)
-	dataOption(o, "let", opts.SetLet)
-	dataOption(o, "projection", opts.SetProjection)
-	returnDocument(o, opts.SetReturnDocument)
-	dataOption(o, "sort", opts.SetSort)
-	boolOption(o, "upsert", opts.SetUpsert)
-	if err := o.done(); err != nil {
-		return outcome{}, err
-	}
-	return singleDocument(coll.FindOneAndReplace(c.ctx, filter, replacement, opts))
+	return filtered(c, "replacement", func(o *optionReader) {
+		boolOption(o, "bypassDocumentValidation", opts.SetBypassDocumentValidation)
+		readFindModifyOptions(o, opts)
+		returnDocument(o, opts.SetReturnDocument)
+		dataOption(o, "sort", opts.SetSort)
+		boolOption(o, "upsert", opts.SetUpsert)
+	}, func(coll *mongo.Collection, filter, replacement any) (outcome, error) {
+		return singleDocument(coll.FindOneAndReplace(c.ctx, filter, replacement, opts))
+	})
 }
 
 func findOneAndDelete(c *call) (outcome, error) {
-	coll, err := c.collection()
-	if err != nil {
-		return outcome{}, err
-	}
-	filter, err := c.args.requiredData("filter")
-	if err != nil {
-		return outcome{}, err
-	}
 	opts := options.FindOneAndDelete()
-	o := &optionReader{args: c.args}
-	collationOption(o, opts.SetCollation)
-	dataOption(o, "comment", opts.SetComment)
-	dataOption(o, "hint", opts.SetHint)
-	dataOption(o, "let", opts.SetLet)
-	dataOption(o, "projection", opts.SetProjection)
-	dataOption(o, "sort", opts.SetSort)
-	if err := o.done(); err != nil {
-		return outcome{}, err
-	}
-	return singleDocument(coll.FindOneAndDelete(c.ctx, filter, opts))
+	return filtered(c, "", func(o *optionReader) {
+		readFindModifyOptions(o, opts)
+		dataOption(o, "sort", opts.SetSort)
+	}, func(coll *mongo.Collection, filter, _ any) (outcome, error) {
+		return singleDocument(coll.FindOneAndDelete(c.ctx, filter, opts))
+	})
 }
 
 func createIndex(c *call) (outcome, error) {

@@ -2,10 +2,12 @@ package csharness.executor;
 
 import com.mongodb.client.ClientSession;
 import com.mongodb.client.MongoCollection;
+import com.mongodb.client.model.Collation;
 import com.mongodb.client.model.FindOneAndDeleteOptions;
 import com.mongodb.client.model.FindOneAndReplaceOptions;
 import com.mongodb.client.model.FindOneAndUpdateOptions;
 import com.mongodb.client.model.ReturnDocument;
+import java.util.function.Consumer;
 import org.bson.BsonDocument;
 import org.bson.BsonValue;
 
@@ -20,11 +22,8 @@ final class FindAndModify {
         FindOneAndDeleteOptions options = new FindOneAndDeleteOptions();
         CommonOptions.document(call.args, "projection", options::projection);
         CommonOptions.document(call.args, "sort", options::sort);
-        CommonOptions.hint(call.args, options::hint, options::hintString);
-        CommonOptions.collation(call.args, options::collation);
-        CommonOptions.document(call.args, "let", options::let);
-        CommonOptions.comment(call.args, options::comment);
-        CommonOptions.millis(call.args, "maxTimeMS", options::maxTime);
+        sharedOptions(call.args, options::hint, options::hintString, options::collation, options::let,
+                options::comment, options::maxTime);
         call.args.done();
         return Outcome.value(session == null
                 ? collection.findOneAndDelete(filter, options)
@@ -42,11 +41,8 @@ final class FindAndModify {
         CommonOptions.bool(call.args, "upsert", options::upsert);
         CommonOptions.bool(call.args, "bypassDocumentValidation", options::bypassDocumentValidation);
         returnDocument(call.args, options::returnDocument);
-        CommonOptions.hint(call.args, options::hint, options::hintString);
-        CommonOptions.collation(call.args, options::collation);
-        CommonOptions.document(call.args, "let", options::let);
-        CommonOptions.comment(call.args, options::comment);
-        CommonOptions.millis(call.args, "maxTimeMS", options::maxTime);
+        sharedOptions(call.args, options::hint, options::hintString, options::collation, options::let,
+                options::comment, options::maxTime);
         call.args.done();
         return Outcome.value(session == null
                 ? collection.findOneAndReplace(filter, replacement, options)
@@ -65,11 +61,8 @@ final class FindAndModify {
         CommonOptions.bool(call.args, "bypassDocumentValidation", options::bypassDocumentValidation);
         CommonOptions.documents(call.args, "arrayFilters", options::arrayFilters);
         returnDocument(call.args, options::returnDocument);
-        CommonOptions.hint(call.args, options::hint, options::hintString);
-        CommonOptions.collation(call.args, options::collation);
-        CommonOptions.document(call.args, "let", options::let);
-        CommonOptions.comment(call.args, options::comment);
-        CommonOptions.millis(call.args, "maxTimeMS", options::maxTime);
+        sharedOptions(call.args, options::hint, options::hintString, options::collation, options::let,
+                options::comment, options::maxTime);
         call.args.done();
         if (update.isArray()) {
             var pipeline = call.args.documents("update");
@@ -83,7 +76,21 @@ final class FindAndModify {
                 : collection.findOneAndUpdate(session, filter, document, options));
     }
 
-    private static void returnDocument(Arguments args, java.util.function.Consumer<ReturnDocument> setter) {
+    /**
+     * Reads the options all three operations end with, in this order, so they are listed once; each setter is
+     * that operation's own, as the driver's three options classes share no type.
+     */
+    private static void sharedOptions(Arguments args, Consumer<BsonDocument> hint, Consumer<String> hintName,
+            Consumer<Collation> collation, Consumer<BsonDocument> let, Consumer<BsonValue> comment,
+            CommonOptions.MillisSetter maxTime) {
+        CommonOptions.hint(args, hint, hintName);
+        CommonOptions.collation(args, collation);
+        CommonOptions.document(args, "let", let);
+        CommonOptions.comment(args, comment);
+        CommonOptions.millis(args, "maxTimeMS", maxTime);
+    }
+
+    private static void returnDocument(Arguments args, Consumer<ReturnDocument> setter) {
         String value = args.optionalString("returnDocument");
         if (value == null) {
             return;
