@@ -17,7 +17,6 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -25,7 +24,6 @@ from pymongo.asynchronous import change_stream as async_change_stream
 from pymongo.errors import InvalidOperation
 from pymongo.synchronous import change_stream as sync_change_stream
 
-from harness.engine.plugins import load_plugins
 from harness.engine.run import HarnessRun, RunOptions
 from harness.engine.spec_runner import RunSettings
 from harness.formats.loaders import load_paths
@@ -175,6 +173,11 @@ def _project_stage(stream: Any) -> str | None:
 
 
 def _single_server(stream: Any) -> str | None:
+    """The deployment is one standalone server. The client's topology is looked at once discovered (a new client's
+    is still Unknown), with no command sent: the monitors' handshakes do the discovery."""
+    from pymongo.server_selectors import any_server_selector
+
+    stream._client._get_topology().select_server(any_server_selector, "aggregate")
     topology = stream._client.topology_description.topology_type_name
     return "change streams need a replica set or a sharded cluster" if topology == "Single" else None
 
@@ -243,14 +246,8 @@ def _one_resume_per_stream(mp: pytest.MonkeyPatch, api: Any) -> None:
         mp.setattr(api.stream, "_resume", resume)
 
 
-def _single_server_target(argument: str | None) -> Any:
-    from harness.targets.embedded import EmbeddedSecantus
-
-    return EmbeddedSecantus(replica_set_name=None)
-
-
 #: breakage -> (the rules its checks must catch (ids joined by ", "), the patch, the API it patches, the target:
-#: "replicaset" (the embedded SecantusDB) or "single" (the same server without an oplog))
+#: "replicaset" (the embedded SecantusDB) or "single" (the same server as a standalone: embedded-standalone))
 BROKEN_UPSTREAM: dict[str, tuple[str, Patch, Api, str]] = {
     "unknown operationType refused": (
         "CS-EVENT-UNKNOWNTYPE",
@@ -360,12 +357,10 @@ def verdicts(run: HarnessRun, tests: Iterable[Any]) -> dict[str, Any]:
 
 
 def _run(driver: str, target: str) -> Any:
-    registry = replace(load_plugins(), targets=dict(load_plugins().targets))
-    registry.add_target("embedded-single", _single_server_target, "SecantusDB in-process without an oplog")
-    name = "embedded-single" if target == "single" else "embedded"
+    name = "embedded-standalone" if target == "single" else "embedded"
     # A broken driver that waits for a change that never comes fails at the iteration timeout: keep it short.
     settings = RunSettings(test_timeout_s=20.0, iteration_timeout_s=1.0)
-    return HarnessRun(RunOptions(target=name, driver=driver, expected="none", settings=settings), registry)
+    return HarnessRun(RunOptions(target=name, driver=driver, expected="none", settings=settings))
 
 
 def open_runs() -> Iterator[Callable[[Api, str], HarnessRun]]:
