@@ -22,7 +22,7 @@ import json
 import sys
 from pathlib import Path
 
-from harness.app.coverage_map import CoverageMap, LoadedTest, as_json, build_map
+from harness.app.coverage_map import CoverageMap, LoadedTest, as_json, build_map, split_anchor
 from harness.app.coverage_render import RENDERERS
 from harness.core.project_data import project_data, shared_specs
 from harness.formats.rule_files import Catalogue
@@ -149,8 +149,9 @@ def _reference_texts(folder: Path, catalogues: list[Catalogue]) -> dict[str, str
     """The other reference documents the catalogues point into, read from the spec text's folder (a document not
     there is left out; the map's problems say its anchors were not verified)."""
     names = {c.text for c in catalogues if c.text} | {
-        anchor.rpartition(":")[0] for c in catalogues for rule in c.rules for anchor in rule.anchors if ":" in anchor
+        split_anchor(anchor, "")[0] for c in catalogues for rule in c.rules for anchor in rule.anchors
     }
+    names.discard("")
     texts = {}
     for name in sorted(names):
         other = folder / name

@@ -153,7 +153,7 @@ def build_map(
         home = catalogue.text or (spec_name if catalogue is spec_catalogue else "")
         for rule in catalogue.rules:
             for anchor in rule.anchors:
-                file, key = _split(anchor, home)
+                file, key = split_anchor(anchor, home)
                 claimed.setdefault(file, set()).add(key)
         claimed.setdefault(home, set()).update(catalogue.informative)
     named = claimed.get(spec_name, set())
@@ -193,7 +193,7 @@ def build_map(
     present = {name: {s.key for s in found} for name, found in parsed.items()}
     for catalogue in catalogues if compared else []:
         home = catalogue.text or (spec_name if catalogue is spec_catalogue else "")
-        files = {_split(a, home)[0] for rule in catalogue.rules for a in rule.anchors}
+        files = {split_anchor(a, home)[0] for rule in catalogue.rules for a in rule.anchors}
         if catalogue.informative:
             files.add(home)
         absent = sorted(f for f in files if f not in present)
@@ -203,7 +203,7 @@ def build_map(
                 "were not found beside the spec text"
             )
         for rule in catalogue.rules:
-            where = [(a, *_split(a, home)) for a in rule.anchors]
+            where = [(a, *split_anchor(a, home)) for a in rule.anchors]
             coverage[rule.id].missing_anchors = [a for a, f, k in where if f in present and k not in present[f]]
         if home in present:
             problems += [
@@ -248,7 +248,7 @@ def build_map(
     )
 
 
-def _split(anchor: str, home: str) -> tuple[str, str]:
+def split_anchor(anchor: str, home: str) -> tuple[str, str]:
     """(text file, sentence key) of an anchor: ``FILE:HASH`` names its file, a bare ``HASH`` is in ``home``."""
     file, _, key = anchor.rpartition(":")
     return file or home, key
