@@ -87,7 +87,7 @@ def input_files(paths: list[str]) -> list[Path]:
     found: list[Path] = []
     for text in paths:
         path = Path(text)
-        found += sorted(path.rglob("*.jsonl")) if path.is_dir() else [path]
+        found += sorted(path.rglob("*.jsonl")) if path.is_dir() else [path] if path.suffix != ".parquet" else []
     return found
 
 
@@ -280,9 +280,30 @@ TABLE_MAKERS = {
 }
 
 
+def parquet_files(paths: list[str]) -> list[Path]:
+    """Normalised verdicts in Parquet (a history ``harness report --append-to`` keeps), given or under directories."""
+    found: list[Path] = []
+    for text in paths:
+        path = Path(text)
+        found += sorted(path.rglob("*.parquet")) if path.is_dir() else [path] if path.suffix == ".parquet" else []
+    return found
+
+
+def load_verdicts(paths: list[str]) -> pd.DataFrame:
+    """Normalised verdicts from JSON lines and from Parquet histories, in one frame."""
+    frames = []
+    if input_files(paths):
+        frames.append(normalise(load(paths)))
+    history = parquet_files(paths)
+    if history:
+        columns = list(frames[0].columns) if frames else None
+        frames.append(pd.read_parquet(history, columns=columns))
+    return pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+
+
 def compute_tables(paths: list[str]) -> tuple[dict[str, pd.DataFrame], int]:
     """The core tables over ``paths`` and how many verdicts they were made from."""
-    verdicts = normalise(load(paths))
+    verdicts = load_verdicts(paths)
     return {name: make(verdicts) for name, make in TABLE_MAKERS.items()}, len(verdicts)
 
 

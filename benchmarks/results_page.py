@@ -67,6 +67,71 @@ def findings(report: dict[str, Any]) -> list[str]:
     return lines or ["- every side finished, each well under its memory cap"]
 
 
+def _load(name: str) -> dict[str, Any] | None:
+    path = Path(__file__).with_name(name)
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def _goal(met: bool) -> str:
+    return "**met**" if met else "**not met**"
+
+
+def _small_rows(small: dict[str, Any]) -> list[str]:
+    rows = []
+    for name, figures in small["inputs"].items():
+        runs = figures["runs"]
+        loads = ", ".join(f"{run['other_load_cores']:.2f}" for run in runs)
+        peak = max(run["peak_tree_rss"] for run in runs) / GIB
+        rows.append(
+            f"| {name} | {figures['verdicts']:,} | {figures['wall_s_median']:.1f} s ({figures['wall_s_min']:.1f} s) "
+            f"| {len(runs)} | {peak:.2f} GiB | {loads} | {_goal(figures['wall_s_median'] <= 15)} |"
+        )
+    return rows
+
+
+def scale_and_small(small: dict[str, Any] | None, history: dict[str, Any] | None) -> list[str]:
+    """The issue-24 figures: ``harness report`` on small inputs (bench_small), over a large history (bench_history)."""
+    lines = ["## When small, and at 100M rows (issue 24)", ""]
+    if small:
+        lines += [
+            (
+                f"`benchmarks/bench_small.py`, started {small['started']}, job source {small['reports_source']}: "
+                "`harness report INPUT --out DIR` in a fresh process each time (interpreter, JVM and Spark start "
+                "included). Goal: at most 15 s wall."
+            ),
+            "",
+            "| input | verdicts | wall, median (min) | runs | peak RSS (tree) | other load (cores) | goal |",
+            "| --- | ---: | ---: | ---: | ---: | ---: | --- |",
+            *_small_rows(small),
+        ]
+        lines += [f"- {note}" for note in small.get("notes", [])]
+        lines.append("")
+    if history:
+        h, night = history["history"], history["night"]
+        lines += [
+            (
+                f"`benchmarks/bench_history.py`, finished {history['finished']}: a {h['rows']:,}-row Parquet "
+                f"history ({h['bytes'] / GIB:.2f} GiB; {h['distinct_rows']:,} rows generated, the rest re-dated "
+                f"copies of them, see `synthetic_history.py`) plus a {night['rows']:,}-row night of JSON lines "
+                f"({night['bytes'] / GIB:.2f} GiB). Spark: `harness report NIGHT --append-to HISTORY --out DIR` "
+                "(append, every table, the page). pandas: `pandas_baseline.py` over the same history and night "
+                "(its five tables). Goal: at most 10 minutes with the process tree under 4 GiB."
+            ),
+            "",
+            "| side | status | wall | peak RSS (tree) | other load (cores) | goal |",
+            "| --- | --- | ---: | ---: | ---: | --- |",
+        ]
+        for name, side in history["sides"].items():
+            met = side["status"] == "ok" and side["wall_s"] <= 600 and side["peak_tree_rss"] < 4 * GIB
+            lines.append(
+                f"| {name} | {side['status']} | {side['wall_s']:.1f} s | {side['peak_tree_rss'] / GIB:.2f} GiB "
+                f"| {side.get('other_load_cores', '-')} | {_goal(met) if name == 'spark' else '-'} |"
+            )
+        lines += [f"- {note}" for note in history.get("notes", [])]
+        lines.append("")
+    return lines
+
+
 def render(report: dict[str, Any]) -> str:
     m = report["machine"]
     lines = [
@@ -77,6 +142,7 @@ def render(report: dict[str, Any]) -> str:
             "`python benchmarks/results_page.py benchmarks/RESULTS-report.json`)."
         ),
         "",
+        *scale_and_small(_load("RESULTS-small.json"), _load("RESULTS-history.json")),
         (
             f"Run {report['started']} to {report['finished']} on {m['cpus']} CPUs, {m['memory_gib']} GiB RAM, "
             f"{m['platform']}; Python {m['python']}, PySpark {m['pyspark']} ({m['java']}), pandas {m['pandas']}, "

@@ -70,6 +70,7 @@ class Manifest:
     seconds: float
     workers: int
     files: list[str]
+    first_night: int = 0
 
 
 def _cut(record: dict, start_key: str, end_key: str | None) -> str:
@@ -240,16 +241,16 @@ class NightWriter:
         return lines, t
 
 
-def _write_part(args: tuple[int, int, int, int, int, str]) -> tuple[str, int, int]:
-    """Write nights ``[first, last)`` of ``rows`` to one part file; returns (file, lines, bytes)."""
-    seed, rows, first, last, part, out = args
+def _write_part(args: tuple[int, int, int, int, int, str, int]) -> tuple[str, int, int]:
+    """Nights ``[first, last)`` of ``rows`` (counted from night ``origin``) as one part file; (file, lines, bytes)."""
+    seed, rows, first, last, part, out, origin = args
     writer = NightWriter(seed)
     per_night = writer.rows_per_night
     path = Path(out) / PART.format(part)
     lines = 0
     with open(path, "w", encoding="utf-8", buffering=8 << 20) as handle:
         for night in range(first, last):
-            limit = min(per_night, rows - night * per_night)
+            limit = min(per_night, rows - (night - origin) * per_night)
             for chunk in writer.night(night, limit):
                 handle.write(chunk)
                 lines += chunk.count("\n")
@@ -261,8 +262,20 @@ def rows_per_night() -> int:
     return len(CELLS) * (REPEATS * len(load_catalog()) + CAMPAIGNS_PER_CELL)
 
 
-def generate(rows: int, seed: int, out: Path, *, parts: int | None = None, workers: int | None = None) -> Manifest:
-    """Write ``rows`` records as part files under ``out`` (its old part files are replaced)."""
+def generate(
+    rows: int,
+    seed: int,
+    out: Path,
+    *,
+    parts: int | None = None,
+    workers: int | None = None,
+    first_night: int = 0,
+) -> Manifest:
+    """Write ``rows`` records as part files under ``out`` (its old part files are replaced).
+
+    ``first_night`` starts the data that many nights later: the night after a history
+    (``synthetic_history.py``) made with the same seed, with runs the history does not hold.
+    """
     out.mkdir(parents=True, exist_ok=True)
     for old in out.glob("part-*.jsonl"):
         old.unlink()
@@ -272,7 +285,18 @@ def generate(rows: int, seed: int, out: Path, *, parts: int | None = None, worke
     workers = max(1, workers or os.cpu_count() or 1)
     parts = max(1, min(parts or max(workers, -(-rows // 1_000_000)), nights))
     workers = min(workers, parts)
-    jobs = [(seed, rows, p * nights // parts, (p + 1) * nights // parts, p, str(out)) for p in range(parts)]
+    jobs = [
+        (
+            seed,
+            rows,
+            first_night + p * nights // parts,
+            first_night + (p + 1) * nights // parts,
+            p,
+            str(out),
+            first_night,
+        )
+        for p in range(parts)
+    ]
     started = time.perf_counter()
     if workers == 1:
         written = [_write_part(job) for job in jobs]
@@ -293,18 +317,24 @@ def generate(rows: int, seed: int, out: Path, *, parts: int | None = None, worke
         seconds=round(seconds, 2),
         workers=workers,
         files=[Path(path).name for path, _, _ in written],
+        first_night=first_night,
     )
     (out / MANIFEST).write_text(json.dumps(asdict(manifest), indent=1) + "\n")
     return manifest
 
 
-def existing(out: Path, rows: int, seed: int) -> Manifest | None:
+def existing(out: Path, rows: int, seed: int, first_night: int = 0) -> Manifest | None:
     """The manifest of data already generated in ``out`` with these rows and seed (all parts present), if any."""
     try:
         manifest = Manifest(**json.loads((out / MANIFEST).read_text()))
     except (OSError, ValueError, TypeError):
         return None
-    if manifest.rows != rows or manifest.seed != seed or not all((out / f).is_file() for f in manifest.files):
+    if (
+        manifest.rows != rows
+        or manifest.seed != seed
+        or manifest.first_night != first_night
+        or not all((out / f).is_file() for f in manifest.files)
+    ):
         return None
     return manifest
 
@@ -318,8 +348,13 @@ def main(argv: list[str] | None = None) -> int:
         "--parts", type=int, default=None, help="part files (default: one per million rows, at least one per worker)"
     )
     parser.add_argument("--workers", type=int, default=None, help="processes writing parts (default: CPUs)")
+    parser.add_argument(
+        "--first-night", type=int, default=0, help="start this many nights in (after a history of that many nights)"
+    )
     args = parser.parse_args(argv)
-    manifest = generate(args.rows, args.seed, args.out, parts=args.parts, workers=args.workers)
+    manifest = generate(
+        args.rows, args.seed, args.out, parts=args.parts, workers=args.workers, first_night=args.first_night
+    )
     print(
         f"{manifest.rows:,} rows in {manifest.parts} part(s), {manifest.bytes / 2**30:.2f} GiB, "
         f"{manifest.seconds:.1f} s ({manifest.rows / manifest.seconds:,.0f} rows/s, {manifest.workers} worker(s)) "

@@ -154,9 +154,12 @@ class Cell:
     def labels(self, matrix_id: str, repeat: int) -> dict[str, str]:
         """The labels ``harness matrix`` gives every record of this cell's run (``--label KEY=VALUE``: text)."""
         from harness.matrix.cells import Cell as MatrixCell
+        from harness.matrix.definition import Driver
 
         cell = MatrixCell(
-            pymongo=self.driver_version, target=self.target.matrix_target, secantusdb=self.target.package_version
+            driver=Driver("pymongo", self.driver_version),
+            target=self.target.matrix_target,
+            secantusdb=self.target.package_version,
         )
         return {key: str(value) for key, value in {**cell.labels(matrix_id), "repeat": repeat}.items()}
 

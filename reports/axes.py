@@ -17,9 +17,10 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
+from reports.conformance import CONFIGURED
 from reports.frames import sorted_table
 from reports.normalise import UNKNOWN, cell_name
-from reports.outcomes import latest_failure_message, latest_skip_reason, outcome_counts, with_rates
+from reports.outcomes import COUNTS, latest_failure_message, latest_skip_reason, outcome_counts, with_rates
 from reports.versions import with_version_rank
 
 #: The version axes the report follows (each one is a verdict column).
@@ -27,19 +28,64 @@ AXES = ("driver_version", "target_version")
 KEYS = ("axis", "context", "test_id")
 
 
-def version_status(verdicts: DataFrame, dimension: DataFrame) -> DataFrame:
-    """One row per axis x context x test x version: counts, status and the latest failure message."""
+def version_status(verdicts: DataFrame, dimension: DataFrame, per_test: DataFrame | None = None) -> DataFrame:
+    """One row per axis x context x test x version: counts, status and the latest failure message.
+
+    From ``per_test`` (:func:`reports.conformance.per_cell_test` of the same verdicts) when given: a context
+    and a version are one configuration, so each of its rows is one axis x context x test x version.
+    """
     frames = []
     for axis in AXES:
-        known = verdicts.where(F.col(axis).isNotNull() & (F.col(axis) != UNKNOWN))
-        grouped = known.groupBy(
-            F.lit(axis).alias("axis"), cell_name(omit=axis).alias("context"), "test_id", F.col(axis).alias("version")
-        ).agg(F.min("test").alias("test"), *outcome_counts(), latest_failure_message(), latest_skip_reason())
+        if per_test is None:
+            known = verdicts.where(F.col(axis).isNotNull() & (F.col(axis) != UNKNOWN))
+            grouped = known.groupBy(
+                F.lit(axis).alias("axis"),
+                cell_name(omit=axis).alias("context"),
+                "test_id",
+                F.col(axis).alias("version"),
+            ).agg(F.min("test").alias("test"), *outcome_counts(), latest_failure_message(), latest_skip_reason())
+        else:
+            known = per_test.where(F.col(axis).isNotNull() & (F.col(axis) != UNKNOWN))
+            context = cell_name(omit=axis, configured=F.col(CONFIGURED))
+            grouped = known.select(
+                F.lit(axis).alias("axis"),
+                context.alias("context"),
+                "test_id",
+                F.col(axis).alias("version"),
+                "test",
+                *COUNTS,
+                "message",
+                "skip_reason",
+            )
         frames.append(grouped)
     stacked = frames[0]
     for frame in frames[1:]:
         stacked = stacked.unionByName(frame)
     return sorted_table(with_version_rank(with_rates(stacked), "version", dimension), *KEYS, "version_rank")
+
+
+def keys_fit(per_test: DataFrame) -> bool:
+    """Whether every row of ``per_test`` is one cell x test and, on each axis, one context x test x version.
+
+    It always is unless two configurations render to the same name (a name or version with spaces in it
+    can make ``a b`` + ``c`` read as ``a`` + ``b c``); then the tables are counted from the verdicts instead.
+    One small job over the (cached) aggregate.
+    """
+    known = {axis: F.col(axis).isNotNull() & (F.col(axis) != UNKNOWN) for axis in AXES}
+    figures = per_test.agg(
+        F.count("*").alias("rows"),
+        F.count_distinct("cell", "test_id").alias("cell_tests"),
+        *[F.count_if(known[axis]).alias(f"{axis}_rows") for axis in AXES],
+        *[
+            F.count_distinct(
+                F.when(known[axis], F.struct(cell_name(omit=axis, configured=F.col(CONFIGURED)), "test_id", axis))
+            ).alias(f"{axis}_keys")
+            for axis in AXES
+        ],
+    ).first()
+    return figures["rows"] == figures["cell_tests"] and all(
+        figures[f"{axis}_rows"] == figures[f"{axis}_keys"] for axis in AXES
+    )
 
 
 def _version_where(condition: Column, pick: str = "min") -> Column:

@@ -55,6 +55,14 @@ def add_report_arguments(parser: argparse.ArgumentParser) -> None:
         help="add these runs to the history in DIR/verdicts (a run already there is not added "
         "twice) and report over the whole history",
     )
+    parser.add_argument(
+        "--rule-catalogue",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="the rule catalogue as JSON (harness report supplies it): write a conformance statement per cell "
+        "to OUT/statements/ (docs/certify.md)",
+    )
     parser.add_argument("--title", default=None, help="the page's title")
     parser.add_argument(
         "--driver-memory",
@@ -105,6 +113,10 @@ def command_report(args: argparse.Namespace) -> int:
         print(f"history: {result.runs_added} new run(s) appended to {args.append_to}")
     for line in summary_lines(result.tables):
         print(line)
+    if getattr(args, "rule_catalogue", None) is not None:
+        from reports.statements import statements_from_report
+
+        print(statements_from_report(args.rule_catalogue, result.tables, Path(args.out) / "statements"))
     unusable = headline(result.tables).file_problems
     if unusable:
         print(

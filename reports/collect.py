@@ -1,11 +1,13 @@
-"""The one place rows come to the Python process: each final table, streamed once.
+"""The one place rows come to the Python process: each final table, collected once as Arrow.
 
-A written table is read back and streamed a partition at a time
-(``toLocalIterator``): every row goes to the table's CSV file, and the first
-rows (up to a cap per table; the page says "showing N of M") are kept for the
-page and the summary. The tables are bounded by tests x cells, never by the
-number of verdicts, and even they are never held whole, so the driver's
-memory does not grow with the inputs. Raw verdicts are never collected.
+A table is computed by one Spark action (``DataFrame.toArrow``: the rows
+travel as Arrow batches, not pickled one by one), and everything else is
+made from that Arrow table in this process: its Parquet file and its CSV
+(:mod:`reports.write`), and the first rows (up to a cap per table; the page
+says "showing N of M") kept for the page and the summary. A table computed
+once is never read back or recomputed by a second Spark job. The tables are
+bounded by tests x cells, never by the number of verdicts; raw verdicts are
+never collected.
 """
 
 from __future__ import annotations
@@ -13,12 +15,14 @@ from __future__ import annotations
 import csv
 import json
 from collections import deque
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    import pyarrow as pa
     from pyspark.sql import DataFrame
 
 DEFAULT_CAP = 2_000
@@ -55,18 +59,43 @@ def csv_value(value: Any) -> Any:
     return value
 
 
-def stream_table(name: str, table: DataFrame, csv_path: Path) -> TableRows:
+def collect_arrow(table: DataFrame) -> pa.Table:
+    """The table's rows as one Arrow table: a single Spark action."""
+    return table.toArrow()
+
+
+def python_rows(table: pa.Table) -> Iterator[dict[str, Any]]:
+    """Each row as a dict of Python values, as ``DataFrame.collect`` gives them.
+
+    Arrow gives timestamps as aware UTC datetimes; ``collect`` gives naive ones in the process's local
+    time, which the page and the CSV have always shown, so they are converted the same way.
+    """
+    import pyarrow as pa
+
+    stamps = [f.name for f in table.schema if pa.types.is_timestamp(f.type)]
+    for batch in table.to_batches():
+        for row in batch.to_pylist():
+            for name in stamps:
+                if row[name] is not None:
+                    row[name] = row[name].astimezone().replace(tzinfo=None)
+            yield row
+
+
+def write_csv_and_keep(name: str, table: pa.Table, csv_path: Path) -> TableRows:
     """Write every row of ``table`` to ``csv_path`` (with a header) and keep the capped rows for the page."""
     cap = CAPS.get(name, DEFAULT_CAP)
     kept: deque[dict[str, Any]] = deque(maxlen=cap) if name in KEEP_LAST else deque()
-    total = 0
+    columns = table.column_names
     with open(csv_path, "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
-        writer.writerow(table.columns)
-        for row in table.toLocalIterator():
-            record = row.asDict(recursive=True)
-            writer.writerow([csv_value(record[column]) for column in table.columns])
-            total += 1
+        writer.writerow(columns)
+        for record in python_rows(table):
+            writer.writerow([csv_value(record[column]) for column in columns])
             if name in KEEP_LAST or len(kept) < cap:
                 kept.append(record)
-    return TableRows(list(kept), total)
+    return TableRows(list(kept), table.num_rows)
+
+
+def stream_table(name: str, table: DataFrame, csv_path: Path) -> TableRows:
+    """Compute ``table`` once, write all of it to ``csv_path`` and keep the capped rows for the page."""
+    return write_csv_and_keep(name, collect_arrow(table), csv_path)

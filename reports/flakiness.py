@@ -10,7 +10,7 @@ twenty give [0.05, 0.36] (a real flake). The classification says which.
 
 from __future__ import annotations
 
-from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import Column, DataFrame, Window, WindowSpec
 from pyspark.sql import functions as F
 
 from reports.frames import sorted_table
@@ -42,21 +42,17 @@ def classification(failures: Column, runs: Column) -> Column:
     )
 
 
-def flakiness(verdicts: DataFrame) -> DataFrame:
-    """One row per cell x test with decided verdicts."""
-    in_time = Window.partitionBy(*KEYS).orderBy(F.col("started_at").asc_nulls_first(), "run_id", "repeat")
-    decided = (
-        verdicts.where(F.col("outcome").isin(*DECIDED))
-        .select(*KEYS, "test", "started_at", "run_id", "repeat", "outcome", "message", is_failure().alias("failure"))
-        .withColumn("changed", F.col("failure") != F.lag("failure").over(in_time))
-    )
-    counted = decided.groupBy(*KEYS).agg(
-        F.min("test").alias("test"),
-        F.count("*").alias("runs"),
-        F.count_if("failure").alias("failures"),
-        F.count_if("changed").alias("transitions"),
-        latest_failure_message(),
-    )
+def _in_time(*keys: str) -> WindowSpec:
+    return Window.partitionBy(*keys).orderBy(F.col("started_at").asc_nulls_first(), "run_id", "repeat")
+
+
+def flakiness(verdicts: DataFrame, per_test: DataFrame | None = None) -> DataFrame:
+    """One row per cell x test with decided verdicts.
+
+    With ``per_test`` (:func:`reports.conformance.per_cell_test` of the same verdicts) every figure, the
+    transitions included, comes from it: the verdicts are not put in time order a second time.
+    """
+    counted = _counted(verdicts) if per_test is None else _counted_from(per_test)
     low, high = wilson_interval(F.col("failures"), F.col("runs"))
     table = (
         counted.withColumn("flake_rate", F.col("failures") / F.col("runs"))
@@ -65,3 +61,30 @@ def flakiness(verdicts: DataFrame) -> DataFrame:
         .withColumn("classification", classification(F.col("failures"), F.col("runs")))
     )
     return sorted_table(table, F.col("classification") != "flaky", F.desc("flake_rate"), *KEYS)
+
+
+def _counted(verdicts: DataFrame) -> DataFrame:
+    decided = (
+        verdicts.where(F.col("outcome").isin(*DECIDED))
+        .select(*KEYS, "test", "started_at", "run_id", "repeat", "outcome", "message", is_failure().alias("failure"))
+        .withColumn("changed", F.col("failure") != F.lag("failure").over(_in_time(*KEYS)))
+    )
+    return decided.groupBy(*KEYS).agg(
+        F.min("test").alias("test"),
+        F.count("*").alias("runs"),
+        F.count_if("failure").alias("failures"),
+        F.count_if("changed").alias("transitions"),
+        latest_failure_message(),
+    )
+
+
+def _counted_from(per_test: DataFrame) -> DataFrame:
+    decided = per_test.where(F.col("passed") + F.col("failed") + F.col("error") > 0)
+    return decided.select(
+        *KEYS,
+        F.col("decided_test").alias("test"),
+        (F.col("passed") + F.col("failed") + F.col("error")).alias("runs"),
+        (F.col("failed") + F.col("error")).alias("failures"),
+        "transitions",
+        "message",
+    )

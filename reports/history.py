@@ -15,23 +15,39 @@ from pyspark.sql import functions as F
 
 from reports.discover import VERDICTS_MARKER
 from reports.frames import distinct_values, sorted_table
-from reports.outcomes import outcome_counts, with_rates
+from reports.outcomes import OUTCOMES, with_rates
 from reports.read import read_verdicts
 
 
 def runs(verdicts: DataFrame) -> DataFrame:
-    """One row per run_id, in time order."""
-    grouped = verdicts.groupBy("run_id").agg(
+    """One row per run_id, in time order.
+
+    Counted in two steps: per run x cell x source with plain aggregates (which reduce each partition to
+    its runs before anything moves), then the cells and sources of each run gathered from those few rows.
+    Gathering sets (``collect_set``) over every verdict of a large history would be an object aggregate
+    over hundreds of thousands of groups, which Spark sorts instead of hashing (past 128 groups a task).
+    """
+    counts = [F.count_if(F.col("outcome") == outcome).alias(outcome) for outcome in OUTCOMES]
+    parts = verdicts.groupBy("run_id", "cell", "source").agg(
         F.min("started_at").alias("started_at"),
         F.max("started_at").alias("ended_at"),
+        F.max("matrix").alias("matrix"),
+        F.max("cell_label").alias("cell_label"),
+        F.max("repeat").alias("repeat"),
+        F.count("*").alias("verdicts"),
+        *counts,
+    )
+    grouped = parts.groupBy("run_id").agg(
+        F.min("started_at").alias("started_at"),
+        F.max("ended_at").alias("ended_at"),
         distinct_values("cell", "; ").alias("cell"),
         F.max("matrix").alias("matrix"),
         F.max("cell_label").alias("cell_label"),
         F.max("repeat").alias("repeat"),
         distinct_values("source").alias("sources"),
-        *outcome_counts(),
+        *[F.coalesce(F.sum(column), F.lit(0)).alias(column) for column in ("verdicts", *OUTCOMES)],  # never null
     )
-    return sorted_table(with_rates(grouped).drop("status", "runs"), F.col("started_at").asc_nulls_first(), "run_id")
+    return sorted_table(with_rates(grouped).drop("status"), F.col("started_at").asc_nulls_first(), "run_id")
 
 
 def verdicts_directory(history: Path) -> Path:

@@ -10,22 +10,24 @@ order they are written. :func:`run_report` is what ``harness report`` does.
 from __future__ import annotations
 
 import atexit
+import functools
 import shutil
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame, Observation, SparkSession
+from pyspark.sql import functions as F
 
-from reports import axes, baseline, clusters, conformance, fault_survival, flakiness, history
+from reports import axes, baseline, blame, clusters, conformance, fault_survival, flakiness, history
 from reports.collect import TableRows
 from reports.discover import VERDICTS_MARKER, discover_inputs
 from reports.frames import sorted_table
 from reports.normalise import conform, verdicts_from_pytest_cases, verdicts_from_records
-from reports.read import read_inputs, read_verdicts
+from reports.read import after_one_read, read_inputs, read_verdicts
 from reports.render import render_report
-from reports.versions import version_dimension
+from reports.versions import ranked_versions, version_dimension
 from reports.write import tables_directory, write_tables
 
 __all__ = ["TABLES", "compute_tables", "load_inputs", "render_report", "run_report", "write_tables"]
@@ -38,6 +40,10 @@ class Loaded:
     verdicts: DataFrame
     cells: DataFrame
     problems: DataFrame
+    #: The distinct driver and target versions among the verdicts, seen while they were written.
+    versions: list[str] | None = None
+    #: How many verdicts were written.
+    rows: int | None = None
 
 
 @dataclass
@@ -49,6 +55,8 @@ class Sources:
     cells: DataFrame
     problems: DataFrame
     versions: DataFrame
+    #: :func:`reports.conformance.per_cell_test` of the verdicts, when it fits the tables' keys (cached).
+    per_test: DataFrame | None = None
 
 
 def load_inputs(
@@ -58,13 +66,24 @@ def load_inputs(
 
     They go to ``store``, or without it to a temporary directory removed when the process exits.
     """
-    raw = read_inputs(spark, discover_inputs(inputs, exclude))
-    verdicts = (
-        verdicts_from_records(raw.results)
-        .unionByName(verdicts_from_pytest_cases(raw.pytest_cases))
-        .unionByName(conform(raw.verdicts))
+    found = discover_inputs(inputs, exclude)
+    raw = read_inputs(spark, found)
+    kinds = [  # only the kinds of input there are: an empty side of a union still costs tasks
+        (found.jsonl or found.junit, lambda: verdicts_from_records(raw.results)),
+        (found.junit, lambda: verdicts_from_pytest_cases(raw.pytest_cases)),
+        (found.parquet, lambda: conform(raw.verdicts)),
+    ]
+    sides = [make() for present, make in kinds if present] or [conform(raw.verdicts)]
+    verdicts = functools.reduce(DataFrame.unionByName, sides)
+    versions_seen = Observation("versions")  # the version dimension, from the same pass that writes the verdicts
+    verdicts = verdicts.observe(
+        versions_seen, F.count("*").alias("rows"), *[F.collect_set(axis).alias(axis) for axis in axes.AXES]
     )
-    return Loaded(materialise(spark, verdicts, store or _scratch()), raw.cells, raw.problems)
+    stored = materialise(spark, verdicts, store or _scratch())
+    raw = after_one_read(spark, raw, found)  # the JSON lines are parsed again only if they held more than results
+    seen = versions_seen.get
+    versions = sorted({version for axis in axes.AXES for version in seen[axis]})
+    return Loaded(stored, raw.cells, raw.problems, versions, seen["rows"])
 
 
 def materialise(spark: SparkSession, verdicts: DataFrame, store: Path) -> DataFrame:
@@ -92,11 +111,13 @@ def _scratch() -> Path:
 TABLES: dict[str, Callable[[Sources, dict[str, DataFrame]], DataFrame]] = {
     "cells": lambda s, t: conformance.cells(s.verdicts, s.versions),
     "cell_files": lambda s, t: conformance.cell_files(s.verdicts),
-    "cell_tests": lambda s, t: conformance.cell_tests(s.verdicts),
-    "version_status": lambda s, t: axes.version_status(s.verdicts, s.versions),
+    "cell_tests": lambda s, t: conformance.cell_tests(s.verdicts, s.per_test),
+    "blame": lambda s, t: blame.blame(s.verdicts),
+    "blame_cells": lambda s, t: blame.blame_cells(t["cells"], t["blame"], s.versions),
+    "version_status": lambda s, t: axes.version_status(s.verdicts, s.versions, s.per_test),
     "first_pass": lambda s, t: axes.first_pass(t["version_status"]),
     "transitions": lambda s, t: axes.transitions(t["version_status"]),
-    "flakiness": lambda s, t: flakiness.flakiness(s.verdicts),
+    "flakiness": lambda s, t: flakiness.flakiness(s.verdicts, s.per_test),
     "failure_clusters": lambda s, t: clusters.failure_clusters(s.verdicts),
     "fault_survival": lambda s, t: fault_survival.fault_survival(s.verdicts, s.versions),
     "baseline_diff": lambda s, t: baseline.baseline_diff(
@@ -110,12 +131,20 @@ TABLES: dict[str, Callable[[Sources, dict[str, DataFrame]], DataFrame]] = {
 }
 
 
+class _MadeTables(dict):
+    """The tables made so far. A table another one is made from is cached when it is asked for, so the
+    verdicts are aggregated into it once, not again for every table built on it."""
+
+    def __getitem__(self, name: str) -> DataFrame:
+        return super().__getitem__(name).cache()
+
+
 def tables_from(sources: Sources) -> dict[str, DataFrame]:
     """Every table of :data:`TABLES`, lazily (nothing runs until a table is written or read)."""
-    made: dict[str, DataFrame] = {}
+    made: dict[str, DataFrame] = _MadeTables()
     for name, make in TABLES.items():
         made[name] = make(sources, made)
-    return made
+    return dict(made)
 
 
 def compute_tables(
@@ -124,6 +153,12 @@ def compute_tables(
     """Every report table over ``inputs`` (files or directories), diffed against ``baseline`` when given."""
     loaded = load_inputs(spark, inputs)
     return tables_over(spark, loaded, loaded.verdicts, baseline)
+
+
+#: From how many verdicts the tables are made from one shared aggregate (:func:`reports.conformance.per_cell_test`).
+#: It saves two shuffles of every verdict on large inputs, and costs two small jobs before the tables start,
+#: which on a few thousand verdicts is more than it saves.
+SHARED_AGGREGATE_ROWS = 200_000
 
 
 def tables_over(
@@ -142,8 +177,17 @@ def tables_over(
         base_verdicts, problems = against.verdicts, problems.unionByName(against.problems)
     else:
         base_verdicts = None
-    versions = version_dimension(spark, verdicts, list(axes.AXES))
-    return tables_from(Sources(verdicts, base_verdicts, loaded.cells, problems, versions))
+    if verdicts is loaded.verdicts and loaded.versions is not None:
+        versions = ranked_versions(spark, loaded.versions)
+    else:  # the whole history: its versions are not all in this input
+        versions = version_dimension(spark, verdicts, list(axes.AXES))
+    per_test = None
+    if verdicts is not loaded.verdicts or (loaded.rows or 0) >= SHARED_AGGREGATE_ROWS:
+        per_test = conformance.per_cell_test(verdicts).cache()
+        if not axes.keys_fit(per_test):
+            per_test.unpersist()
+            per_test = None
+    return tables_from(Sources(verdicts, base_verdicts, loaded.cells, problems, versions, per_test))
 
 
 def verdicts_store(out_dir: Path, name: str = "verdicts") -> Path:
@@ -175,5 +219,7 @@ def run_report(
         added, verdicts = history.append_verdicts(spark, loaded.verdicts, append_to)
     tables = tables_over(spark, loaded, verdicts, baseline, verdicts_store(out_dir, "baseline-verdicts"))
     collected = write_tables(tables, out_dir)
+    for table in tables.values():
+        table.unpersist()
     page = render_report(collected, Path(out_dir) / "report.html", title=title or "Change-stream conformance report")
     return ReportResult(page, tables_directory(out_dir), collected, added)

@@ -14,6 +14,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from reports.schema import VERDICT, VERDICT_COLUMNS
+from reports.statements import EXECUTOR_SUFFIX
 
 UNKNOWN = "unknown"
 #: ``code N (Name)``, as the harness writes every driver error (``ErrorInfo.describe``).
@@ -50,13 +51,15 @@ def verdicts_from_records(results: DataFrame) -> DataFrame:
             r["outcome"].alias("outcome"),
             r["message"].alias("message"),
             r["duration_s"].alias("duration_s"),
-            r["driver"]["name"].alias("driver_name"),
+            driver_name(r["driver"]).alias("driver_name"),
             r["driver"]["version"].alias("driver_version"),
             target["name"].alias("target_name"),
             target["kind"].alias("target_kind"),
             target["topology"].alias("topology"),
             target["version"].alias("server_version"),
-            F.coalesce(target["details"]["package_version"], target["version"]).alias("target_version"),
+            F.coalesce(target["details"]["package_version"], target["details"]["release"], target["version"]).alias(
+                "target_version"
+            ),
             r["failpoints"].alias("failpoints"),
             (network.isNotNull() & ~F.lower(network).isin("false", "null", "", "{}", "[]")).alias("network_faults"),
             labels["matrix"].alias("matrix"),
@@ -149,17 +152,31 @@ CELL_PARTS = (
 )
 
 
-def cell_name(omit: str | None = None) -> Column:
+def driver_name(driver: Column) -> Column:
+    """The driver axis's name: the record's, with ``-executor`` for a Python driver that ran out of process.
+
+    pymongo runs in the harness's process (``--driver pymongo``) or through the reference executor
+    (``--driver pymongo-executor``); both records name the driver ``pymongo``, but they are two configurations
+    of a matrix and must be two cells. Drivers of other languages only ever run through an executor.
+    """
+    out_of_process = driver["executor"].isNotNull() & (driver["language"] == "python")
+    return F.when(out_of_process, F.concat(driver["name"], F.lit(EXECUTOR_SUFFIX))).otherwise(driver["name"])
+
+
+def cell_name(omit: str | None = None, configured: Column | None = None) -> Column:
     """``driver_name driver_version / target_name target_version topology failpoints`` (+ ``+netfaults``).
 
     With ``omit`` (a version axis), the same name without that part: the context a version is compared in.
     A campaign always brings its own Toxiproxy, so its records belong to the cell they ran in, not to a
     ``+netfaults`` one: only spec and prose runs made with ``--network-faults`` are a configuration of their own.
+    ``configured`` is that condition when a frame holds it already (aggregates keep it, not the record's format).
     """
     rendering = {
         "/": F.lit("/"),
         "failpoints": F.col("failpoints"),
-        "network_faults": F.when(network_faults_configured(), F.lit("+netfaults")),
+        "network_faults": F.when(
+            network_faults_configured() if configured is None else configured, F.lit("+netfaults")
+        ),
     }
     return F.concat_ws(
         " ", *[rendering.get(part, F.coalesce(F.col(part), F.lit(UNKNOWN))) for part in CELL_PARTS if part != omit]

@@ -15,6 +15,8 @@ from pyspark.sql import functions as F
 OUTCOMES = ("passed", "failed", "error", "skipped")
 DECIDED = ("passed", "failed", "error")
 FAILING = ("failed", "error")
+#: The columns :func:`outcome_counts` makes, in order.
+COUNTS = ("runs", "verdicts", *OUTCOMES)
 
 
 def is_failure() -> Column:

@@ -10,9 +10,9 @@ property (the same record as one JSON string) normalise identically.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 
 from reports.discover import InputFiles
@@ -43,6 +43,8 @@ class RawInputs:
     verdicts: DataFrame  # already normalised (the job's own Parquet), VERDICT columns
     cells: DataFrame  # cs-harness.cell/1 records
     problems: DataFrame  # INPUT_PROBLEM rows
+    #: What the first pass over the JSON lines saw besides the results (None without JSON lines).
+    lines_seen: Observation | None = None
 
 
 def file_path(column: str = "_metadata.file_path") -> Column:
@@ -52,11 +54,12 @@ def file_path(column: str = "_metadata.file_path") -> Column:
 
 def read_inputs(spark: SparkSession, found: InputFiles) -> RawInputs:
     """Read every discovered input; problems of each kind are gathered in one frame."""
-    lines = read_json_lines(spark, found.jsonl)
+    lines, lines_seen = observed_lines(read_json_lines(spark, found.jsonl), bool(found.jsonl))
     testcases = read_junit_testcases(spark, found.junit)
     as_result = F.struct(*[F.col("r")[f.name].alias(f.name) for f in RESULT_RECORD.fields]).alias("r")
     results = lines.where(F.col("kind") == "result").select(as_result, F.lit("jsonl").alias("source"), "file")
-    results = results.unionByName(junit_results(testcases))
+    if found.junit:  # an empty side would still cost tasks in every job that reads the results
+        results = results.unionByName(junit_results(testcases))
     pytest_cases = junit_pytest_cases(spark, testcases, found.junit)
     cells = lines.where(F.col("kind") == "cell").select(
         "file", *[F.col("r")[name].alias(name) for name in ("matrix", "cell", "labels", "stage", "reason", "at")]
@@ -73,6 +76,52 @@ def read_inputs(spark: SparkSession, found: InputFiles) -> RawInputs:
         verdicts=read_verdicts(spark, found.parquet),
         cells=cells,
         problems=problems,
+        lines_seen=lines_seen,
+    )
+
+
+#: Record kinds that are not input problems.
+RECORD_KINDS = ("result", "cell")
+
+
+def observed_lines(lines: DataFrame, any_lines: bool) -> tuple[DataFrame, Observation | None]:
+    """``lines`` with what the first action over them sees: lines that are not results, and the files with records.
+
+    The action that writes the verdicts is that first pass; :func:`after_one_read` reads its figures, so
+    inputs that hold nothing but results (the usual case) are parsed once, not once more per kind of row.
+    """
+    if not any_lines:
+        return lines, None
+    seen = Observation("json lines")
+    kind = F.col("kind")
+    observed = lines.observe(
+        seen,
+        F.count_if(~kind.isin(*RECORD_KINDS)).alias("other_lines"),
+        F.count_if(kind == "cell").alias("cell_lines"),
+        F.collect_set(F.when(kind.isin(*RECORD_KINDS), F.col("file"))).alias("files_with_records"),
+    )
+    return observed, seen
+
+
+def after_one_read(spark: SparkSession, raw: RawInputs, found: InputFiles) -> RawInputs:
+    """``raw`` once its results were written: cells and problems without reading the JSON lines again, if possible.
+
+    When the first pass saw only result records and JUnit is not involved, there are no cells and no line
+    problems, and the files without records are known from that pass: the lines are not parsed again. Any
+    other line (torn, not a record, a matrix cell) leaves ``raw`` as it is, to be read in full.
+    """
+    if raw.lines_seen is None or found.junit:
+        return raw
+    seen = raw.lines_seen.get
+    if seen["other_lines"] or seen["cell_lines"]:
+        return raw
+    with_records = set(seen["files_with_records"])
+    problems = [(f, "no result records in this file", None, None) for f in found.jsonl if f not in with_records]
+    problems += [(f, p, None, None) for f, p in found.problems]
+    return replace(
+        raw,
+        cells=raw.cells.limit(0),
+        problems=spark.createDataFrame(problems, INPUT_PROBLEM),
     )
 
 

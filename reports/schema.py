@@ -43,10 +43,10 @@ RESULT_RECORD = _struct(
             ("name", S),
             ("version", S),
             ("topology", S),
-            ("details", _struct(("package", S), ("package_version", S), ("network_faults", S))),
+            ("details", _struct(("package", S), ("package_version", S), ("release", S), ("network_faults", S))),
         ),
     ),
-    ("driver", _struct(("name", S), ("version", S))),
+    ("driver", _struct(("name", S), ("version", S), ("language", S), ("executor", S))),
     ("labels", T.MapType(S, S)),
     ("expectation", _struct(("expected", B), ("kind", S), ("reason", S))),
     # Campaign records only; the lists are counted, so their elements stay JSON text.

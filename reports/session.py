@@ -58,6 +58,9 @@ def session_settings(master: str, driver_memory: str = DRIVER_MEMORY) -> dict[st
         "spark.ui.showConsoleProgress": "false",
         "spark.log.level": "ERROR",
         "spark.sql.shuffle.partitions": str(SHUFFLE_PARTITIONS),
+        # Tables are computed side by side (reports.write), each in a pool of its own: a small table's job
+        # is not queued behind every task of a large one, as it is in FIFO order.
+        "spark.scheduler.mode": "FAIR",
         "spark.sql.session.timeZone": "UTC",
         "spark.driver.extraJavaOptions": f"{_UTC} -Dlog4j2.configurationFile=file:{_log_config()}",
         "spark.executor.extraJavaOptions": _UTC,

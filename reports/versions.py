@@ -66,6 +66,11 @@ def version_dimension(spark: SparkSession, verdicts: DataFrame, columns: list[st
         .distinct()
     )
     versions = [row["version"] for row in distinct.collect()]  # the distinct versions only: a few dozen
+    return ranked_versions(spark, versions)
+
+
+def ranked_versions(spark: SparkSession, versions: list[str]) -> DataFrame:
+    """The dimension table of ``versions`` (distinct values, known already): ``version, version_rank``."""
     return spark.createDataFrame(ordered_versions(versions), "version string, version_rank int")
 
 

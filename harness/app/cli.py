@@ -49,6 +49,10 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         "every MUST and SHOULD of the change-streams spec and the tests that check it",
         _coverage_arguments,
     )
+    builders["certify"] = (
+        "run the main job strictly and write a conformance statement for the driver and target (docs/certify.md)",
+        _certify_arguments,
+    )
     for name, (help_text, build) in builders.items():
         sub = commands.add_parser(name, help=help_text)
         if only is None or only == name:
@@ -95,6 +99,13 @@ def _coverage_arguments(sub: argparse.ArgumentParser) -> None:
     from harness.app.coverage import add_coverage_arguments
 
     add_coverage_arguments(sub)
+
+
+def _certify_arguments(sub: argparse.ArgumentParser) -> None:
+    from harness.app.certify import add_certify_arguments
+
+    add_certify_arguments(sub)
+    add_label_argument(sub)
 
 
 def add_specs_arguments(specs: argparse.ArgumentParser) -> None:
@@ -170,12 +181,13 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
     suites = compose.plugins().suites
     run.add_argument(
         "--suite",
-        choices=[*sorted(suites), "all"],
+        type=_suite_choice([*sorted(suites), "all"]),
         default="spec",
+        metavar="SUITE[,SUITE...]",
         help="; ".join(f"{name}: {suite.help}" for name, suite in sorted(suites.items()))
         + "; all: "
         + " and ".join(n for n, s in sorted(suites.items(), key=lambda i: i[1].order) if s.in_all)
-        + " (default: spec)",
+        + " (default: spec; several, comma-separated, run as one run)",
     )
     run.add_argument("-k", dest="keyword", help="only tests whose id contains this text")
     run.add_argument(
@@ -196,6 +208,18 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
     )
     run.add_argument("-q", "--quiet", action="store_true", help="no per-test lines, only failures and the summary")
     add_label_argument(run)
+
+
+def _suite_choice(names: list[str]) -> Any:
+    """``--suite``'s parser: one suite name or several, comma-separated, each one the plug-in table knows."""
+
+    def parse(text: str) -> str:
+        unknown = [name for name in text.split(",") if name not in names]
+        if unknown:
+            raise argparse.ArgumentTypeError(f"unknown suite(s) {', '.join(unknown)}; choose from {', '.join(names)}")
+        return text
+
+    return parse
 
 
 def _positive(text: str) -> int:
@@ -222,6 +246,7 @@ def command_run(args: argparse.Namespace) -> int:
     compose.note_schemas(options, tests, lambda text: print(text, file=sys.stderr))
     compose.note_pins(options, tests, lambda text: print(text, file=sys.stderr))
     options.notes.loaded = [test.test_id for test in loaded]
+    options.notes.unselected_files = compose.unselected_suite_files(args.suite)
     try:
         if args.jobs > 1:
             from functools import partial
@@ -269,9 +294,16 @@ def command_matrix(args: argparse.Namespace) -> int:
 
 
 def command_report(args: argparse.Namespace) -> int:
+    from harness.app.certify import with_rule_catalogue
     from reports.cli import command_report as run_report
 
-    return run_report(args)
+    return run_report(with_rule_catalogue(args))
+
+
+def command_certify(args: argparse.Namespace) -> int:
+    from harness.app.certify import command_certify as run_certify
+
+    return run_certify(args)
 
 
 def command_coverage(args: argparse.Namespace) -> int:
@@ -288,12 +320,13 @@ COMMANDS = {
     "report": command_report,
     "coverage": command_coverage,
     "executor-check": command_executor_check,
+    "certify": command_certify,
 }
 
 
 #: Commands that start processes (workers, servers, executors, builds): everything they start ends with them,
 #: however the harness process dies (harness/engine/child_processes.py).
-LIFELINE_COMMANDS = ("run", "campaign", "matrix", "executor-check")
+LIFELINE_COMMANDS = ("run", "campaign", "matrix", "executor-check", "certify")
 
 
 def main(argv: list[str] | None = None) -> int:

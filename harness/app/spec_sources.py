@@ -67,6 +67,27 @@ class Resolved:
     origin: dict[str, Any]
 
 
+#: The main job's sources when a command is given none: the pinned upstream legacy and unified folders
+#: (``../shared/specs`` beside a checkout) and the project's supplementary scenarios; without the shared
+#: folder (an installed wheel), the unified tests of the pinned pymongo sdist (``specs/pins/``) instead.
+MAIN_JOB_SHARED = ("upstream/legacy", "upstream/unified")
+MAIN_JOB_PROJECT = "project:scenarios/supplementary"
+MAIN_JOB_FALLBACK = "pypi:pymongo==4.20.0"
+
+
+def main_job_sources() -> list[str]:
+    """The spec sources the main job reads by default (``harness certify``, ``harness matrix``), each as
+    ``--specs`` takes it: the same files whatever the working directory."""
+    from harness.core.project_data import shared_specs
+
+    shared = shared_specs()
+    if shared is not None and all((shared / part).is_dir() for part in MAIN_JOB_SHARED):
+        upstream = [str(shared / part) for part in MAIN_JOB_SHARED]
+    else:
+        upstream = [MAIN_JOB_FALLBACK]
+    return [*upstream, MAIN_JOB_PROJECT]
+
+
 def is_source(text: str) -> bool:
     return bool(_PYPI.match(text) or _GIT.match(text) or _PROJECT.match(text))
 

@@ -169,6 +169,16 @@ class TargetUnavailable(Exception):
     """The target cannot be started or reached; the message says which and why."""
 
 
+class WireVersionRefused(TargetUnavailable):
+    """The target reports a wire version the harness's own client (pymongo) refuses: with a pymongo driver under
+    test (the same pymongo) the pair cannot work at all; with another driver, this harness cannot run the target."""
+
+
+class PairIncompatible(TargetUnavailable):
+    """The driver under test and the target cannot work together (the driver refuses the target's wire
+    version): a reasoned result for a matrix cell, not a fault of either."""
+
+
 @dataclass
 class TargetInfo:
     """Provenance of a target, recorded in every result."""

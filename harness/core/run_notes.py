@@ -64,6 +64,9 @@ class RunNotes:
     #: The file stems every pin manifest knows: an entry for one of them that the run did not load is another
     #: corpus's (a note); an entry for a file neither loaded nor pinned names no file at all (stale).
     pinned_stems: set[str] = field(default_factory=set)
+    #: The files of the suites the run did not select (``check/server-checks`` of ``--suite checks`` when the run
+    #: is ``--suite spec,prose``): an entry for one of them is another suite's (a note), not stale.
+    unselected_files: set[str] = field(default_factory=set)
     _closed: bool = field(default=False, init=False, repr=False)
 
     def add(self, kind: str, words: str) -> None:
@@ -110,5 +113,7 @@ class RunNotes:
         file_part = pattern.split("::", 1)[0]
         if any(fnmatch.fnmatchcase(test_id.split("::", 1)[0], file_part) for test_id in self.loaded):
             return True
+        if any(fnmatch.fnmatchcase(file, file_part) for file in self.unselected_files):
+            return False
         stem = file_part.split("/", 1)[-1]  # format/stem
         return not any(fnmatch.fnmatchcase(known, stem) for known in self.pinned_stems)

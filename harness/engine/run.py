@@ -23,7 +23,7 @@ from typing import Any
 from harness.core.credentials import redact_text
 from harness.core.expectations import Classification, Expectations, ExpectationsError, with_uri_options
 from harness.core.model import SpecTest
-from harness.core.ports import DriverAdapter, Target, TargetUnavailable
+from harness.core.ports import DriverAdapter, PairIncompatible, Target, TargetInfo, TargetUnavailable
 from harness.core.project_data import project_data
 from harness.core.records import RunProvenance, make_record, new_run_id, utc_now
 from harness.core.rules import RuleIndex
@@ -119,6 +119,18 @@ def expectations_for(choice: str | None, target_name: str, driver_name: str | No
     return load_expectations(Path(choice))
 
 
+def pair_incompatibility(driver: DriverAdapter, target: TargetInfo) -> str | None:
+    """Why the driver cannot work with the target at all (it refuses the wire version the target reports), or
+    None; unknown versions on either side are no reason."""
+    needs, has = driver.min_wire_version, target.max_wire_version
+    if needs is None or has is None or has >= needs:
+        return None
+    return (
+        f"{driver.name} {driver.version} needs wire version {needs} or later, and target {target.name} "
+        f"{target.version} reports {has}: the pair cannot work"
+    )
+
+
 class HarnessRun:
     """Context manager owning everything a run needs; :meth:`run_test` runs one test."""
 
@@ -151,6 +163,9 @@ class HarnessRun:
         try:
             child_processes.ensure_lifeline()  # before the target: whatever it starts ends with this process
             self.target.start()
+            refusal = pair_incompatibility(self.driver, self.target.info)
+            if refusal is not None:
+                raise PairIncompatible(refusal)
             self._failpoint_setup = self.plugins.failpoint_setup(self.options.failpoints, self.target)
             self.failpoints = FailPointManager(self._failpoint_setup.backend)
             self.expectations = self._load_expectations()  # before the runner: it may adjust the driver's URI

@@ -1,10 +1,13 @@
-"""The cells a matrix expands to: one pymongo release x one target (and its SecantusDB release).
+"""The cells a matrix expands to: one driver release x one target (and its release).
 
 A cell id is stable, readable and safe as a directory name, because it names
-the cell's results directory and is the ``cell`` label in every record:
-``pymongo-4.20.0__embedded__secantusdb-0.7.0b3``. A connection string never
-appears in an id or a label (it may hold a password): ``uri`` cells are named
-by a hash of it and labelled with the redacted string.
+the cell's results directory, is the ``cell`` label in every record, and is
+what ``harness matrix run --cell ID`` takes on another machine:
+``pymongo-4.20.0__embedded__secantusdb-0.7.0b3``,
+``node-6.10.0__mongo-java-server-1.47.0``, ``go-pinned__embedded__secantusdb-pinned``
+(``pinned``: the release the harness pins). A connection string never appears
+in an id or a label (it may hold a password): ``uri`` cells are named by a
+hash of it and labelled with the redacted string.
 """
 
 from __future__ import annotations
@@ -15,24 +18,33 @@ from dataclasses import dataclass
 from itertools import product
 from typing import Any
 
-from harness.matrix.definition import VERSIONED_TARGETS, MatrixDefinition
+from harness.matrix.definition import VERSIONED_TARGETS, Driver, MatrixDefinition
 from harness.targets.connection_strings import redact as redact_uri
 
 #: Extras of the harness a target needs in the cell's environment.
 TARGET_EXTRAS = {"testcontainers": ("containers",)}
 #: The extra a campaign needs (its network faults drive Toxiproxy's HTTP API through requests).
 CAMPAIGN_EXTRAS = ("faults",)
+#: Stands for "the release the harness pins" in ids.
+PINNED = "pinned"
 
 
 def _safe(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-")
 
 
+def _release_id(release: str) -> str:
+    """A release as an id part; one that needs its characters changed (``^6.1``, ``~6.1``) gets a short hash of
+    itself too, so two releases never share an id."""
+    safe = _safe(release)
+    return safe if safe == release else f"{safe}-{hashlib.sha256(release.encode()).hexdigest()[:6]}"
+
+
 @dataclass(frozen=True)
 class Cell:
-    pymongo: str
-    #: As ``harness run --target`` takes it: ``embedded``, ``secantusdb-daemon``, ``testcontainers=mongo:8.0``,
-    #: ``uri=...``.
+    driver: Driver
+    #: As ``harness run --target`` takes it: ``embedded``, ``mongo-java-server=1.47.0``,
+    #: ``testcontainers=mongo:8.0``, ``uri=...``.
     target: str
     #: The SecantusDB release to install; ``None``: the one the harness's pins resolve to.
     secantusdb: str | None = None
@@ -44,14 +56,31 @@ class Cell:
         return self.target.partition("=")[0]
 
     @property
+    def secantus_target(self) -> bool:
+        """Whether the target is SecantusDB, whose release is the one installed in the cell's environment."""
+        return self.target_name in VERSIONED_TARGETS
+
+    @property
+    def pymongo(self) -> str | None:
+        """The pymongo release the cell installs: the driver's, for the Python drivers (None: the pinned one)."""
+        return self.driver.release if self.driver.family == "python" else None
+
+    @property
+    def driver_argument(self) -> str:
+        """What ``harness run --driver`` takes: a Python driver's release is the environment's; the others are
+        built by the harness at the release named (``node@6.10.0``)."""
+        return self.driver.name if self.driver.family == "python" else str(self.driver)
+
+    @property
     def id(self) -> str:
         name, _, argument = self.target.partition("=")
         if name == "uri":
             target = f"uri-{hashlib.sha256(argument.encode()).hexdigest()[:10]}"
         else:
             target = _safe(self.target.replace("=", "-"))
-        release = "" if name in TARGET_EXTRAS or name == "uri" else f"__secantusdb-{self.secantusdb or 'pinned'}"
-        return f"pymongo-{_safe(self.pymongo)}__{target}{release}"
+        release = f"__secantusdb-{self.secantusdb or PINNED}" if self.secantus_target else ""
+        driver = _release_id(self.driver.release) if self.driver.release else PINNED
+        return f"{self.driver.name}-{driver}__{target}{release}"
 
     @property
     def extras(self) -> tuple[str, ...]:
@@ -61,32 +90,56 @@ class Cell:
     @property
     def requirements(self) -> tuple[str, ...]:
         """What the cell's environment installs besides the harness itself."""
-        pins = [f"pymongo=={self.pymongo}"]
+        pins = [f"pymongo=={self.pymongo}"] if self.pymongo is not None else []
         if self.secantusdb is not None:
             pins.append(f"secantusdb=={self.secantusdb}")
         return tuple(pins)
 
     def labels(self, matrix_id: str) -> dict[str, Any]:
         """The cell's provenance: the labels every record of it carries (``repeat`` is added per run)."""
-        labels = {"matrix": matrix_id, "cell": self.id, "pymongo": self.pymongo, "target": redact_uri(self.target)}
+        labels = {"matrix": matrix_id, "cell": self.id, "driver": str(self.driver), "target": redact_uri(self.target)}
+        if self.pymongo is not None:
+            labels["pymongo"] = self.pymongo
         if self.secantusdb is not None:
             labels["secantusdb"] = self.secantusdb
         return labels
 
     def requested(self) -> dict[str, Any]:
-        return {"pymongo": self.pymongo, "target": redact_uri(self.target), "secantusdb": self.secantusdb}
+        return {
+            "driver": self.driver.name,
+            "driver_release": self.driver.release,
+            "pymongo": self.pymongo,
+            "target": redact_uri(self.target),
+            "secantusdb": self.secantusdb,
+        }
+
+    def planned(self, matrix_id: str, repeats: int) -> dict[str, Any]:
+        """The cell as ``harness matrix plan`` writes it: one entry of a CI job matrix's ``include`` list."""
+        return {
+            "cell": self.id,
+            "matrix": matrix_id,
+            "driver": str(self.driver),
+            "target": redact_uri(self.target),
+            "secantusdb": self.secantusdb,
+            "repeats": repeats,
+        }
 
 
 def expand(definition: MatrixDefinition) -> list[Cell]:
-    """Every cell, drivers outermost, in a stable order (the manifest and the summary follow it)."""
-    targets = [(target, release) for release, target in product(definition.secantusdb, definition.targets)]
+    """Every cell, drivers outermost, in a stable order (the manifest, the plan and the summary follow it)."""
+    targets: list[tuple[str, str | None]] = []
+    for target in definition.targets:
+        if target.partition("=")[0] in VERSIONED_TARGETS:
+            targets += [(target, release) for release in definition.secantusdb]
+        else:
+            targets.append((target, None))
     targets += [(server, None) for server in definition.servers]
     return [
         Cell(
-            pymongo=pymongo,
+            driver=driver,
             target=target,
             secantusdb=release,
             campaign=definition.campaign is not None and target.partition("=")[0] in VERSIONED_TARGETS,
         )
-        for pymongo, (target, release) in product(definition.pymongo, targets)
+        for driver, (target, release) in product(definition.drivers, targets)
     ]

@@ -10,6 +10,7 @@ Ctrl-C (rerun the same command to resume).
 from __future__ import annotations
 
 import argparse
+import json
 import signal
 import sys
 from collections.abc import Iterator
@@ -24,8 +25,27 @@ from harness.matrix.installers import INSTALLERS, InstallerUnavailable, choose_i
 from harness.matrix.manifest import Manifest, ManifestError
 from harness.matrix.process import Children
 
+#: ``harness matrix ACTION``: ``run`` (the default) runs the cells, here; ``plan`` writes them as a CI job matrix.
+ACTIONS = ("run", "plan")
+
 
 def add_matrix_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "action",
+        nargs="?",
+        choices=ACTIONS,
+        default="run",
+        help="run (default): run the cells here (all, or --cell's); plan: print the cells as JSON, one object "
+        "per cell in a CI job matrix's include list, for `harness matrix run --cell ID` on other machines",
+    )
+    parser.add_argument(
+        "--cell",
+        dest="cells",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="run only this cell (repeatable, or comma-separated), as `harness matrix plan` names it",
+    )
     definition = parser.add_argument_group("the matrix (flags override the --matrix file)")
     definition.add_argument("--matrix", type=Path, metavar="FILE", help="a YAML matrix definition (docs/matrix.md)")
     for field in FIELDS:
@@ -99,6 +119,27 @@ def _header(definition: MatrixDefinition, manifest: Manifest, cache: EnvCache, o
     ]
 
 
+def _chosen(cells: list, wanted: list[str]) -> list:
+    """The cells ``--cell`` names (all without it); an id the definition does not make is an error listing them."""
+    ids = [part.strip() for value in wanted for part in value.split(",") if part.strip()]
+    if not ids:
+        return cells
+    known = {cell.id: cell for cell in cells}
+    unknown = [cell_id for cell_id in ids if cell_id not in known]
+    if unknown:
+        raise DefinitionError(
+            f"--cell: no cell {', '.join(unknown)} in this matrix (its cells: {', '.join(known)}); "
+            "give the same definition `harness matrix plan` was given"
+        )
+    return [known[cell_id] for cell_id in dict.fromkeys(ids)]
+
+
+def command_plan(definition: MatrixDefinition, cells: list) -> int:
+    """The cells as one line of JSON, ``{"include": [...]}``: what a CI job matrix takes as it is."""
+    print(json.dumps({"include": [cell.planned(definition.matrix_id, definition.repeat) for cell in cells]}))
+    return 0
+
+
 def command_matrix(args: argparse.Namespace) -> int:
     # Imported here: every ``harness run`` builds this parser, and needs none of the scheduler.
     from harness.matrix.scheduler import MatrixRun, Printer
@@ -107,6 +148,9 @@ def command_matrix(args: argparse.Namespace) -> int:
     say = Printer()
     try:
         definition = load_definition(args.matrix, args, Path.cwd())
+        cells = _chosen(expand(definition), args.cells)
+        if args.action == "plan":
+            return command_plan(definition, cells)
         if args.find_links is not None and not args.find_links.is_dir():
             raise DefinitionError(f"--find-links: {args.find_links} is not a directory")
         find_links = args.find_links.resolve() if args.find_links else None
@@ -117,7 +161,6 @@ def command_matrix(args: argparse.Namespace) -> int:
         cache = EnvCache(
             envs, installer, args.python, project_dir(), children, find_links=find_links, offline=args.offline
         )
-        cells = expand(definition)
         manifest, notes = Manifest.open(
             out, definition, cells, {c.id: (cache.path(c), cache.key(c)) for c in cells}, retry_failed=args.retry_failed
         )
@@ -129,10 +172,10 @@ def command_matrix(args: argparse.Namespace) -> int:
     with _sigterm_interrupts():
         stopped = MatrixRun(definition, cells, manifest, cache, children, out, say).run()
     say("")
-    for line in summary_lines(manifest.data):
+    for line in summary_lines({"cells": [manifest.cell(cell.id) for cell in cells]}):
         say(line)
     say(f"manifest: {manifest.path}")
     if stopped is not None:
         say("interrupted: rerun the same command to resume")
         return stopped
-    return exit_status(manifest.data)
+    return exit_status({"cells": [manifest.cell(cell.id) for cell in cells]})

@@ -1,5 +1,12 @@
 """The matrix a QA engineer asks for, from a small YAML file and/or flags, validated before anything runs.
 
+Its axes are open: drivers (any ``--driver`` the harness has, each at a
+release: ``pymongo@4.18.3``, ``node@6.10.0``, ``java@5.14.0``, ``go@2.10.0``)
+x targets (SecantusDB targets at each ``secantusdb`` release,
+``mongo-java-server=RELEASE``, and real servers taken as they are) x repeats,
+running the main job's suites (legacy, unified, the supplementary scenarios,
+prose, code-defined checks) in ``--strict`` mode.
+
 Every key can come from the file (``--matrix FILE``) or from a flag; a flag
 overrides the file. Every value is checked up front and an error names where
 the bad value came from (``matrix.yml: pymongo[1]`` or ``--pymongo``), because
@@ -18,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,16 +35,40 @@ import yaml
 
 from harness.targets.connection_strings import redact as redact_uri
 
-SUITES = ("legacy", "unified", "prose")
-SPEC_SUITES = ("legacy", "unified")
-#: Where the spec corpora are looked for when no ``--specs-*`` is given (relative to the working directory).
-DEFAULT_SPECS = {"legacy": Path("../shared/specs/upstream/legacy"), "unified": Path("../shared/specs/upstream/unified")}
+#: The suites a cell runs, in the main job's order (default: all of them, as ``harness run --suite all`` with the
+#: main job's ``--specs``).
+SUITES = ("legacy", "unified", "supplementary", "prose", "checks")
+#: The suites that are spec files (``--specs`` sources); the others are ``harness run --suite`` names.
+SPEC_SUITES = ("legacy", "unified", "supplementary")
+#: The suites ``harness run`` names itself.
+RUN_SUITES = ("prose", "checks")
+#: Drivers by name (what ``harness run --driver`` takes) -> the family deciding how a release is installed:
+#: ``python`` releases go into the cell's environment (pip), the others are built by the harness on first use
+#: (``node@SPEC``: npm, ``java@VERSION``: Maven, ``go@VERSION``: the Go toolchain) into its cache.
+DRIVER_FAMILIES = {
+    "pymongo": "python",
+    "pymongo-async": "python",
+    "pymongo-executor": "python",
+    "node": "node",
+    "java": "java",
+    "go": "go",
+}
 #: Targets whose version is the SecantusDB release installed in the cell, with the arguments they may take.
 VERSIONED_TARGETS: dict[str, tuple[str | None, ...]] = {
     "embedded": (None,),
+    "embedded-on-disk": (None,),
+    "embedded-standalone": (None,),
     "embedded-no-test-commands": (None,),
-    "secantusdb-daemon": (None, "test-commands"),
+    "secantusdb-daemon": (None, "test-commands", "on-disk", "standalone", "test-commands,on-disk"),
 }
+#: Targets with a release of their own in their argument (``mongo-java-server=1.47.0[,server=6.0]``).
+RELEASED_TARGETS = ("mongo-java-server",)
+#: Real servers, taken as they are.
+SERVER_TARGETS = ("uri", "testcontainers")
+#: A driver release: letters, digits and the characters versions and npm ranges use (``6.10.0``, ``6.x``).
+_RELEASE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.+~^*<>=| _-]*$")
+#: How a default spec source is named in the matrix id.
+MAIN_JOB = "main job"
 #: A short seeded campaign unless the definition says otherwise.
 CAMPAIGN_DEFAULTS = {"events": 300, "faults": 5, "seed": 42}
 
@@ -58,30 +90,51 @@ class Campaign:
         return args + (["--kinds", ",".join(self.kinds)] if self.kinds else [])
 
 
+@dataclass(frozen=True)
+class Driver:
+    """One entry of the driver axis: a driver name and the release asked for (None: the one the harness pins)."""
+
+    name: str
+    release: str | None = None
+
+    @property
+    def family(self) -> str:
+        return DRIVER_FAMILIES[self.name]
+
+    def __str__(self) -> str:
+        return self.name if self.release is None else f"{self.name}@{self.release}"
+
+
 @dataclass
 class MatrixDefinition:
-    pymongo: tuple[str, ...]
+    drivers: tuple[Driver, ...]
     #: ``None`` stands for the release the harness's own pins resolve to.
     secantusdb: tuple[str | None, ...]
     targets: tuple[str, ...]
     servers: tuple[str, ...]
     suites: tuple[str, ...]
-    specs: dict[str, Path] = field(default_factory=dict)
+    #: Suite -> ``--specs`` value: a path, or a source (``project:...``, ``pypi:...``, ``git:...``).
+    specs: dict[str, str] = field(default_factory=dict)
+    #: Suite -> the source as the definition gave it (``main job`` for a default): what the matrix id hashes, so
+    #: that the same definition has the same id on every machine, wherever its checkout is.
+    spec_names: dict[str, str] = field(default_factory=dict)
     campaign: Campaign | None = None
     keyword: str | None = None
     timeout: float | None = None
     repeat: int = 1
     jobs: int = 1
+    #: ``harness run -j`` inside each cell.
+    workers: int = 1
 
     def identity(self) -> dict[str, Any]:
         """What decides the results of one repeat; the matrix id hashes it."""
         return {
-            "pymongo": list(self.pymongo),
+            "drivers": [str(driver) for driver in self.drivers],
             "secantusdb": list(self.secantusdb),
             "targets": list(self.targets),
             "servers": list(self.servers),
             "suites": list(self.suites),
-            "specs": {suite: str(path) for suite, path in sorted(self.specs.items())},
+            "specs": dict(sorted((self.spec_names or self.specs).items())),
             "campaign": None
             if self.campaign is None
             else {
@@ -103,7 +156,7 @@ class MatrixDefinition:
         """The definition as the manifest keeps it (connection strings without passwords)."""
         described = self.identity()
         described["servers"] = [redact_uri(server) for server in self.servers]
-        return {**described, "repeat": self.repeat, "jobs": self.jobs}
+        return {**described, "repeat": self.repeat, "jobs": self.jobs, "workers": self.workers}
 
 
 # -- one parser per key: (raw value, where it came from, directory relative paths are taken from) -> value
@@ -145,20 +198,76 @@ def _versions(value: Any, where: str, base: Path) -> tuple[str, ...]:
     return tuple(items)
 
 
+def _drivers(value: Any, where: str, base: Path) -> tuple[Driver, ...]:
+    """``pymongo@4.18.3,node@6.10.0,java,go@2.10.0``: a name the harness runs, and optionally a release."""
+    drivers = []
+    for item in _items(value, where):
+        name, at, release = item.partition("@")
+        if name not in DRIVER_FAMILIES:
+            raise DefinitionError(f"{where}: unknown driver {name!r}; drivers: {', '.join(DRIVER_FAMILIES)}")
+        if at and not _RELEASE.match(release):
+            raise DefinitionError(f"{where}: {item!r}: {release!r} is not a release (e.g. {name}@{_EXAMPLE[name]})")
+        if at and DRIVER_FAMILIES[name] == "python":
+            _versions(release, f"{where}: {name}", base)
+        drivers.append(Driver(name, release if at else None))
+    return tuple(drivers)
+
+
+#: A release of each driver, for error messages.
+_EXAMPLE = {
+    "pymongo": "4.18.3",
+    "pymongo-async": "4.18.3",
+    "pymongo-executor": "4.18.3",
+    "node": "6.10.0",
+    "java": "5.14.0",
+    "go": "2.10.0",
+}
+
+
+def _pymongo(value: Any, where: str, base: Path) -> tuple[Driver, ...]:
+    """``--pymongo V1,V2``: shorthand for ``--driver pymongo@V1,pymongo@V2``."""
+    return tuple(Driver("pymongo", version) for version in _versions(value, where, base))
+
+
 def _targets(value: Any, where: str, base: Path) -> tuple[str, ...]:
-    items = _items(value, where)
-    for item in items:
+    """SecantusDB targets and ``mongo-java-server[=RELEASE,...]``; a real server given here goes to ``servers``."""
+    targets = []
+    for item in _items(value if isinstance(value, list) else _split_targets(value, where), where, split=False):
         name, _, argument = item.partition("=")
-        if name in ("uri", "testcontainers"):
-            raise DefinitionError(f"{where}: {item!r} is a real server; give it as --server {item} (servers: key)")
-        if name not in VERSIONED_TARGETS:
-            raise DefinitionError(
-                f"{where}: unknown target {name!r}; SecantusDB targets: "
-                f"{', '.join(VERSIONED_TARGETS)} (real servers go in --server)"
-            )
-        if (argument or None) not in VERSIONED_TARGETS[name]:
-            raise DefinitionError(f"{where}: target {name} does not take {argument!r} in a matrix")
-    return tuple(items)
+        if name in SERVER_TARGETS:
+            targets.append(_server(item, where))
+        elif name in RELEASED_TARGETS:
+            from harness.core.ports import TargetUnavailable
+            from harness.targets.mongo_java_server import parse_argument
+
+            try:
+                parse_argument(argument or None)
+            except TargetUnavailable as exc:
+                raise DefinitionError(f"{where}: {exc}") from None
+            targets.append(item)
+        elif name in VERSIONED_TARGETS:
+            if (argument or None) not in VERSIONED_TARGETS[name]:
+                raise DefinitionError(f"{where}: target {name} does not take {argument!r} in a matrix")
+            targets.append(item)
+        else:
+            known = [*VERSIONED_TARGETS, *RELEASED_TARGETS, *SERVER_TARGETS]
+            raise DefinitionError(f"{where}: unknown target {name!r}; targets: {', '.join(known)}")
+    return tuple(targets)
+
+
+def _split_targets(value: Any, where: str) -> list[str]:
+    """``embedded,mongo-java-server=1.47.0,server=6.0``: a comma starts a new target only before a target name
+    (a ``mongo-java-server`` argument has commas of its own)."""
+    if not isinstance(value, str):
+        raise DefinitionError(f"{where}: expected a list or a comma-separated string, got {type(value).__name__}")
+    names = (*VERSIONED_TARGETS, *RELEASED_TARGETS, *SERVER_TARGETS)
+    targets: list[str] = []
+    for part in value.split(","):
+        if targets and part.strip().partition("=")[0] not in names:
+            targets[-1] += f",{part.strip()}"
+        else:
+            targets.append(part.strip())
+    return targets
 
 
 def _server(item: str, where: str) -> str:
@@ -193,10 +302,18 @@ def _suites(value: Any, where: str, base: Path) -> tuple[str, ...]:
     return tuple(suite for suite in SUITES if suite in items)
 
 
-def _path(value: Any, where: str, base: Path) -> Path:
+def _source(value: Any, where: str, base: Path) -> str:
+    """A ``--specs`` value: a source (``project:``, ``pypi:``, ``git:``) as written, or a path made absolute."""
     if not isinstance(value, str) or not value.strip():
-        raise DefinitionError(f"{where}: expected a path, got {value!r}")
-    return (base / Path(value).expanduser()).resolve()
+        raise DefinitionError(f"{where}: expected a path or a spec source, got {value!r}")
+    from harness.app.spec_sources import is_source
+
+    if is_source(value.strip()):
+        return value.strip()
+    path = (base / Path(value).expanduser()).resolve()
+    if not path.exists():
+        raise DefinitionError(f"{where}: {path} does not exist")
+    return str(path)
 
 
 def _count(value: Any, where: str, minimum: int) -> int:
@@ -269,6 +386,23 @@ def _kinds(value: Any, where: str) -> tuple[str, ...]:
     return tuple(items)
 
 
+def default_sources() -> dict[str, str]:
+    """Each spec suite's default: the main job's sources (``harness.app.spec_sources.main_job_sources``), the same
+    whatever the working directory."""
+    from harness.app.spec_sources import main_job_sources
+
+    return dict(zip(SPEC_SUITES, main_job_sources(), strict=True))
+
+
+def _default_source(suite: str) -> str:
+    """For the help text: where the default comes from, without looking at the disk."""
+    return {
+        "legacy": "../shared/specs/upstream/legacy beside the checkout",
+        "unified": "../shared/specs/upstream/unified beside the checkout",
+        "supplementary": "project:scenarios/supplementary",
+    }[suite]
+
+
 @dataclass(frozen=True)
 class Field:
     """One key of the definition: its YAML key, its flag (the CLI is generated from this table), its parser."""
@@ -283,14 +417,23 @@ class Field:
 
 
 FIELDS = (
-    Field("pymongo", "--pymongo", "pymongo", _versions, "V1,V2", "pymongo releases, e.g. 4.18.3,4.19.0,4.20.0"),
+    Field(
+        "drivers",
+        "--driver",
+        "drivers",
+        _drivers,
+        "D1,D2",
+        f"drivers under test, each NAME[@RELEASE]: {', '.join(DRIVER_FAMILIES)} (e.g. pymongo@4.18.3,node@6.10.0,"
+        "java@5.14.0,go@2.10.0; no release: the one the harness pins)",
+    ),
+    Field("pymongo", "--pymongo", "pymongo", _pymongo, "V1,V2", "shorthand: --driver pymongo@V1,pymongo@V2"),
     Field(
         "secantusdb",
         "--secantusdb",
         "secantusdb",
         _versions,
         "V1,V2",
-        "SecantusDB releases for the --target (default: the release the harness's pins resolve to)",
+        "SecantusDB releases for its targets (default: the release the harness's pins resolve to)",
     ),
     Field(
         "targets",
@@ -298,7 +441,8 @@ FIELDS = (
         "targets",
         _targets,
         "T1,T2",
-        f"SecantusDB targets: {', '.join(VERSIONED_TARGETS)} (default: embedded)",
+        f"targets: SecantusDB's ({', '.join(VERSIONED_TARGETS)}), mongo-java-server[=RELEASE][,server=X.Y]"
+        "[,present=replicaset], or a real server (default: embedded)",
     ),
     Field(
         "servers",
@@ -309,22 +453,17 @@ FIELDS = (
         "a real server, taken as it is (repeatable); its cells use the pinned SecantusDB",
         repeatable=True,
     ),
-    Field("suites", "--suites", "suites", _suites, "S1,S2", f"of {','.join(SUITES)} (default: all three)"),
-    Field(
-        "specs-legacy",
-        "--specs-legacy",
-        "specs_legacy",
-        _path,
-        "PATH",
-        f"legacy spec files (default {DEFAULT_SPECS['legacy']})",
-    ),
-    Field(
-        "specs-unified",
-        "--specs-unified",
-        "specs_unified",
-        _path,
-        "PATH",
-        f"unified spec files (default {DEFAULT_SPECS['unified']})",
+    Field("suites", "--suites", "suites", _suites, "S1,S2", f"of {','.join(SUITES)} (default: all, the main job)"),
+    *(
+        Field(
+            f"specs-{suite}",
+            f"--specs-{suite}",
+            f"specs_{suite}",
+            _source,
+            "PATH|SOURCE",
+            f"the {suite} spec files (default: the main job's, {_default_source(suite)})",
+        )
+        for suite in SPEC_SUITES
     ),
     Field(
         "campaign",
@@ -336,6 +475,7 @@ FIELDS = (
     ),
     Field("repeat", "--repeat", "repeat", _positive, "N", "runs per cell (default 1)"),
     Field("jobs", "--jobs", "jobs", _positive, "N", "cells at a time (default 1)"),
+    Field("workers", "--workers", "workers", _positive, "N", "harness run -j inside each cell (default 1)"),
     Field("keyword", "-k", "keyword", _keyword, "TEXT", "passed to harness run: only test ids containing it"),
     Field("timeout", "--timeout", "timeout", _seconds, "SECONDS", "passed to harness run: the per-test timeout"),
 )
@@ -366,50 +506,77 @@ def load_definition(matrix_file: Path | None, flags: Any, cwd: Path) -> MatrixDe
     """The definition from the file (if any) with every flag that was given laid over it."""
     values: dict[str, Any] = {}
     given: dict[str, str] = {}
+    written: dict[str, Any] = {}
     if matrix_file is not None:
         data = read_matrix_file(matrix_file)
         for f in FIELDS:
             if f.key in data:
                 values[f.key] = f.parse(data[f.key], f"{matrix_file}: {f.key}", matrix_file.resolve().parent)
-                given[f.key] = f"{matrix_file}: {f.key}"
+                given[f.key], written[f.key] = f"{matrix_file}: {f.key}", data[f.key]
     for f in FIELDS:
         raw = getattr(flags, f.dest, None)
         if raw is not None and raw != []:
             values[f.key] = f.parse(raw, f.flag, cwd)
-            given[f.key] = f.flag
-    return _assemble(values, given, cwd)
+            given[f.key], written[f.key] = f.flag, raw
+    return _assemble(values, given, written)
 
 
-def _assemble(values: dict[str, Any], given: dict[str, str], cwd: Path) -> MatrixDefinition:
-    if not values.get("pymongo"):
-        raise DefinitionError("no pymongo versions: give --pymongo 4.18.3,4.20.0 (or pymongo: in the --matrix file)")
-    servers = values.get("servers", ())
-    targets = values.get("targets") or (("embedded",) if values.get("secantusdb") or not servers else ())
-    if values.get("secantusdb") and not targets:
+def _assemble(values: dict[str, Any], given: dict[str, str], written: dict[str, Any]) -> MatrixDefinition:
+    drivers = _merge_drivers(values.get("drivers", ()), values.get("pymongo", ()), given)
+    if not drivers:
         raise DefinitionError(
-            f"{given['secantusdb']}: SecantusDB versions need a --target ({', '.join(VERSIONED_TARGETS)})"
+            "no drivers: give --driver pymongo,node@6.10.0 (or drivers: in the --matrix file; --pymongo V1,V2 "
+            "is shorthand for pymongo releases)"
+        )
+    chosen = values.get("targets", ())
+    servers = tuple(dict.fromkeys((*values.get("servers", ()), *(t for t in chosen if _name(t) in SERVER_TARGETS))))
+    targets = tuple(t for t in chosen if _name(t) not in SERVER_TARGETS)
+    if not targets and not servers:
+        targets = ("embedded",)
+    secantus_targets = [t for t in targets if _name(t) in VERSIONED_TARGETS]
+    if values.get("secantusdb") and not secantus_targets:
+        raise DefinitionError(
+            f"{given['secantusdb']}: SecantusDB versions need a SecantusDB --target ({', '.join(VERSIONED_TARGETS)})"
         )
     suites = values.get("suites", SUITES)
-    specs = {}
-    for suite in suites:
-        if suite not in SPEC_SUITES:
-            continue
-        key = f"specs-{suite}"
-        path = values.get(key) or (cwd / DEFAULT_SPECS[suite]).resolve()
-        where = given.get(key, f"--{key} (default {DEFAULT_SPECS[suite]} from {cwd})")
-        if not path.exists():
-            raise DefinitionError(f"{where}: {path} does not exist; give --{key} PATH or leave {suite} out of --suites")
-        specs[suite] = path
+    defaults = default_sources() if any(f"specs-{s}" not in values for s in suites if s in SPEC_SUITES) else {}
+    specs = {suite: values.get(f"specs-{suite}") or defaults[suite] for suite in suites if suite in SPEC_SUITES}
+    names = {suite: str(written.get(f"specs-{suite}", MAIN_JOB)) for suite in specs}
     return MatrixDefinition(
-        pymongo=values["pymongo"],
-        secantusdb=values.get("secantusdb") or ((None,) if targets else ()),
+        drivers=drivers,
+        secantusdb=values.get("secantusdb") or ((None,) if secantus_targets else ()),
         targets=targets,
         servers=servers,
         suites=suites,
         specs=specs,
+        spec_names=names,
         campaign=values.get("campaign"),
         keyword=values.get("keyword"),
         timeout=values.get("timeout"),
         repeat=values.get("repeat", 1),
         jobs=values.get("jobs", 1),
+        workers=values.get("workers", 1),
     )
+
+
+def _name(target: str) -> str:
+    return target.partition("=")[0]
+
+
+def _merge_drivers(
+    drivers: tuple[Driver, ...], pymongo: tuple[Driver, ...], given: dict[str, str]
+) -> tuple[Driver, ...]:
+    """``--driver`` and the ``--pymongo`` shorthand together, each driver once."""
+    merged = tuple(dict.fromkeys((*drivers, *pymongo)))
+    if len(merged) < len(drivers) + len(pymongo):
+        twice = sorted(str(d) for d in set(drivers) & set(pymongo))
+        raise DefinitionError(f"{given['pymongo']} and {given['drivers']}: listed in both: {', '.join(twice)}")
+    from packaging.version import Version
+
+    releases = [(d.name, Version(d.release) if d.release and d.family == "python" else d.release) for d in merged]
+    if len(set(releases)) != len(releases):
+        where = " and ".join(given[key] for key in ("drivers", "pymongo") if key in given)
+        raise DefinitionError(
+            f"{where}: the same version listed twice under different spellings: {', '.join(map(str, merged))}"
+        )
+    return merged

@@ -32,6 +32,11 @@ from harness.matrix.process import kill_orphan
 
 MANIFEST_SCHEMA = "cs-harness.matrix/1"
 PENDING, RUNNING, DONE, FAILED, INTERRUPTED = "pending", "running", "done", "failed", "interrupted"
+#: A repeat that was never run because its driver and target cannot work together (the cell's ``failure`` says
+#: why): a result, not a fault of the matrix.
+INCOMPATIBLE = "incompatible"
+#: The ``failure`` stage of such a cell.
+INCOMPATIBLE_STAGE = "incompatible"
 
 
 class ManifestError(Exception):
@@ -63,6 +68,11 @@ def _new_cell(cell: Cell, matrix_id: str, env: Path, key: str) -> dict[str, Any]
     }
 
 
+def repeat_status(failure: dict[str, Any]) -> str:
+    """What a cell's failure makes of the repeats it stops: ``incompatible`` for a pair that cannot work."""
+    return INCOMPATIBLE if failure.get("stage") == INCOMPATIBLE_STAGE else FAILED
+
+
 def set_aside(path: Path, now: datetime | None = None) -> Path | None:
     """Move a results file that no finished run wrote to ``<name>.interrupted-<UTC timestamp>``."""
     if not path.exists():
@@ -84,7 +94,7 @@ def recover(data: dict[str, Any], out: Path, *, retry_failed: bool = False) -> l
             cell["env"]["status"] = PENDING
         for repeat in cell["repeats"]:
             status = repeat["status"]
-            if status not in (RUNNING, INTERRUPTED) and not (retry_failed and status == FAILED):
+            if status not in (RUNNING, INTERRUPTED) and not (retry_failed and status in (FAILED, INCOMPATIBLE)):
                 continue
             results = out / repeat["results"]
             if status == RUNNING and repeat.get("pid") and kill_orphan(repeat["pid"], str(results)):
@@ -118,7 +128,8 @@ def reconcile(
             entry["failure"] = None
             entry["repeats"] = [
                 _new_repeat(cell.id, r["repeat"])
-                if r["status"] == FAILED and (r.get("failure") or {}).get("stage") in ("install", "import")
+                if r["status"] == INCOMPATIBLE
+                or (r["status"] == FAILED and (r.get("failure") or {}).get("stage") in ("install", "import"))
                 else r
                 for r in entry["repeats"]
             ]
@@ -129,9 +140,10 @@ def reconcile(
         if entry["failure"]:  # new repeats of a cell that cannot be built fail as it did (--retry-failed tries again)
             for repeat in entry["repeats"]:
                 if repeat["status"] == PENDING:
-                    repeat.update(status=FAILED, failure=entry["failure"])
+                    repeat.update(status=repeat_status(entry["failure"]), failure=entry["failure"])
         ordered.append(entry)
-    data["cells"] = ordered
+    chosen = {cell.id for cell in cells}  # a --cell run keeps the other cells' entries as they are
+    data["cells"] = ordered + [entry for entry in by_id.values() if entry["id"] not in chosen]
 
 
 class Manifest:

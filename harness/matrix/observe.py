@@ -22,6 +22,7 @@ from harness.core.records import RECORD_SCHEMA
 from harness.core.verdicts import OUTCOMES
 from harness.engine.results_store import read_records
 from harness.matrix.cells import Cell
+from harness.matrix.definition import VERSIONED_TARGETS
 
 OK, MISMATCH, UNVERIFIED, RECORDED = "ok", "MISMATCH", "unverified", "recorded"
 #: Stands in the list of actual versions for records that do not state one.
@@ -51,6 +52,11 @@ def _same_release(requested: str, actual: str) -> bool:
         return requested == actual
 
 
+def _same_driver_release(requested: str, actual: str) -> bool:
+    """A driver states its release first, and may say more after it (pymongo's async API: ``4.20.0 (async)``)."""
+    return _same_release(requested, actual.split(" ", 1)[0])
+
+
 def _image_release(requested: str, actual: str) -> bool:
     """``mongo:8.0`` matches a server reporting 8.0.x."""
     return actual == requested or actual.startswith(f"{requested}.")
@@ -75,14 +81,36 @@ def _image_tag(cell: Cell, installed: dict[str, Any]) -> str | None:
     return tag if tag[:1].isdigit() else None
 
 
+def _library_release(record: dict[str, Any]) -> str | None:
+    return (record.get("target") or {}).get("details", {}).get("release")
+
+
+def _requested_library_release(cell: Cell, installed: dict[str, Any]) -> str | None:
+    from harness.targets.mongo_java_server import parse_argument
+
+    return parse_argument(cell.target.partition("=")[2] or None).release
+
+
 _SECANTUS = TargetAxis(_package_version, _requested_release, _same_release)
 TARGET_AXES: dict[str, TargetAxis] = {
-    "embedded": _SECANTUS,
-    "embedded-no-test-commands": _SECANTUS,
-    "secantusdb-daemon": _SECANTUS,
+    **dict.fromkeys(VERSIONED_TARGETS, _SECANTUS),
+    "mongo-java-server": TargetAxis(_library_release, _requested_library_release, _same_release),
     "testcontainers": TargetAxis(_server_version, _image_tag, _image_release),
     "uri": TargetAxis(_server_version, lambda cell, installed: None, _image_release),
 }
+#: Characters of a release range (``6.x``, ``^6.1``), which only the built driver can turn into one release.
+_RANGE = set("xX*^~<>| ")
+
+
+def requested_driver(cell: Cell, installed: dict[str, Any], probed: dict[str, Any] | None) -> str | None:
+    """The driver release the cell stands for: the one named, else what the environment installed (pymongo) or
+    the harness built (a range, or the pinned release of an executor), as the probe saw it."""
+    release = cell.driver.release
+    if release is not None and not _RANGE & set(release):
+        return release
+    if cell.driver.family == "python" and release is None and installed.get("pymongo"):
+        return str(installed["pymongo"])
+    return ((probed or {}).get("driver") or {}).get("version")
 
 
 def observe(path: Path, cell: Cell) -> Observation:
@@ -109,17 +137,20 @@ def _verdict(requested: str | None, actual: list[str], matches: Callable[[str, s
     return OK if all(matches(requested, version) for version in actual) else MISMATCH
 
 
-def check_versions(cell: Cell, observation: Observation, installed: dict[str, Any]) -> dict[str, Any]:
+def check_versions(
+    cell: Cell, observation: Observation, installed: dict[str, Any], probed: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """Per axis: requested, actual (from the records) and ``ok``/``MISMATCH``/``unverified``/``recorded``."""
     if observation.records == 0:
         return {}
     axis = TARGET_AXES[cell.target_name]
     target_requested = axis.requested(cell, installed)
+    driver_requested = requested_driver(cell, installed, probed)
     return {
         "driver": {
-            "requested": cell.pymongo,
+            "requested": driver_requested,
             "actual": observation.driver_versions,
-            "verdict": _verdict(cell.pymongo, observation.driver_versions, _same_release),
+            "verdict": _verdict(driver_requested, observation.driver_versions, _same_driver_release),
         },
         "target": {
             "requested": target_requested,

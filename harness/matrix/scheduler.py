@@ -25,8 +25,19 @@ from harness.engine.results_store import ResultsStore
 from harness.matrix.cells import Cell
 from harness.matrix.definition import MatrixDefinition
 from harness.matrix.envs import EnvCache, EnvOutcome
+from harness.matrix.files import read_json
 from harness.matrix.installers import env_python
-from harness.matrix.manifest import DONE, FAILED, INTERRUPTED, RUNNING, Manifest, cell_dir, set_aside
+from harness.matrix.manifest import (
+    DONE,
+    FAILED,
+    INCOMPATIBLE_STAGE,
+    INTERRUPTED,
+    RUNNING,
+    Manifest,
+    cell_dir,
+    repeat_status,
+    set_aside,
+)
 from harness.matrix.observe import check_versions, observe, version_problems
 from harness.matrix.process import Children, Interrupted
 from harness.matrix.steps import judge, repeat_steps
@@ -40,8 +51,8 @@ INTERRUPTED_EXIT = 130
 class Printer:
     """One line at a time from any worker thread."""
 
-    def __init__(self, stream: TextIO = sys.stdout) -> None:
-        self.stream = stream
+    def __init__(self, stream: TextIO | None = None) -> None:
+        self.stream = stream or sys.stdout
         self._lock = threading.Lock()
 
     def __call__(self, line: str) -> None:
@@ -108,8 +119,11 @@ class MatrixRun:
             env = self._environment(cell)
             if env is None:
                 return
+            probed = self._probe(cell, env)
+            if probed is None:
+                return
             for n in self.manifest.pending(cell.id):
-                self._repeat(cell, env, n)
+                self._repeat(cell, env, n, probed)
         except Interrupted:
             return
 
@@ -129,11 +143,7 @@ class MatrixRun:
             if not outcome.cached:
                 env["build_s"] = round(outcome.seconds, 3)
             if outcome.failure:
-                stage, reason = outcome.failure
-                entry["failure"] = {"stage": stage, "reason": reason, "at": utc_now()}
-                for repeat in entry["repeats"]:
-                    if repeat["status"] != DONE:
-                        repeat.update(status=FAILED, failure=entry["failure"])
+                self._fail_cell(entry, *outcome.failure)
 
         self.manifest.update(record)
         where = f"[cell {self._position[cell.id]}] {cell.id}"
@@ -146,9 +156,54 @@ class MatrixRun:
         self.say(f"{where}: environment {how} ({_installed_text(outcome.installed)})")
         return outcome
 
+    @staticmethod
+    def _fail_cell(entry: dict[str, Any], stage: str, reason: str) -> None:
+        """A manifest change: the cell cannot run (its ``failure``), nor can any repeat not done yet."""
+        entry["failure"] = {"stage": stage, "reason": reason, "at": utc_now()}
+        for repeat in entry["repeats"]:
+            if repeat["status"] != DONE:
+                repeat.update(status=repeat_status(entry["failure"]), failure=entry["failure"])
+
+    def _probe(self, cell: Cell, env: EnvOutcome) -> dict[str, Any] | None:
+        """Build the cell's driver and start its target once (:mod:`harness.matrix.probe`); None when the cell
+        cannot run: the driver or target failed (``failed``), or the pair cannot work (``incompatible``)."""
+        entry = self.manifest.cell(cell.id)
+        out_file = self.out / cell_dir(cell.id) / "probe.json"
+        out_file.unlink(missing_ok=True)
+        command = [str(env_python(env.path)), "-m", "harness.matrix.probe"]
+        command += ["--driver", cell.driver_argument, "--target", cell.target, str(out_file)]
+        finished = self.children.run(command, self.out / entry["env"]["log"], cwd=self.out / cell_dir(cell.id))
+        if finished.stopped:
+            raise Interrupted()
+        probed = read_json(out_file) if finished.returncode == 0 else None
+        if probed is None:
+            failure: tuple[str, str] | None = ("probe", finished.stderr_tail or f"exit {finished.returncode}")
+        elif probed.get("failure"):
+            failure = (probed["failure"]["stage"], probed["failure"]["reason"])
+        elif probed.get("incompatible"):
+            failure = (INCOMPATIBLE_STAGE, probed["incompatible"])
+        else:
+            failure = None
+
+        def record() -> None:
+            entry["probe"] = probed
+            if failure is not None:
+                self._fail_cell(entry, *failure)
+
+        self.manifest.update(record)
+        where = f"[cell {self._position[cell.id]}] {cell.id}"
+        if failure is not None:
+            stage, reason = failure
+            self._cell_record(cell, stage, reason, repeat=None)
+            said = "INCOMPATIBLE" if stage == INCOMPATIBLE_STAGE else f"CANNOT RUN ({stage})"
+            self.say(f"{where}: {said}: {last_line(reason)}")
+            return None
+        self.say(f"{where}: {_probed_text(probed)}")
+        return probed
+
     # -- one repeat
 
-    def _repeat(self, cell: Cell, env: EnvOutcome, n: int) -> None:
+    def _repeat(self, cell: Cell, env: EnvOutcome, n: int, probed: dict[str, Any]) -> None:
         repeat = self.manifest.repeat(cell.id, n)
         results, log = self.out / repeat["results"], self.out / repeat["log"]
         moved = set_aside(results)  # a results file no manifest entry accounts for is not this run's
@@ -187,11 +242,11 @@ class MatrixRun:
                 "records": written,
             }
             self.manifest.update(functools.partial(_append_step, repeat, step_entry))
-            failure = judge(step.name, finished, written)
+            failure = judge(step, finished, written)
             if failure:
                 break
         observation = observe(results, cell)
-        versions = check_versions(cell, observation, env.installed)
+        versions = check_versions(cell, observation, env.installed, probed)
         self.manifest.update(
             lambda: repeat.update(
                 status=FAILED if failure else DONE,
@@ -247,3 +302,11 @@ def _main_thread() -> bool:
 
 def _installed_text(installed: dict[str, Any]) -> str:
     return ", ".join(f"{name} {version}" for name, version in installed.items() if name in ("pymongo", "secantusdb"))
+
+
+def _probed_text(probed: dict[str, Any]) -> str:
+    driver, target = probed["driver"], probed["target"]
+    text = f"driver {driver['name']} {driver['version']} ({driver['language']})"
+    if target.get("probed"):
+        text += f", target {target['name']} {target.get('release') or target['version']} ({target['topology']})"
+    return text

@@ -1,10 +1,12 @@
 """What one repeat of a cell runs, and what each exit status means for the matrix.
 
-A repeat is one ``harness run`` of the chosen suites (legacy and unified are
-``--specs`` paths, prose is ``--suite prose``; together they are one run, so
-the target starts once), then the optional seeded ``harness campaign``, both
-appending to the repeat's results file and both labelled with the matrix, the
-cell and the repeat. The run is ``--strict``, as certifications are: a stale expected-outcomes
+A repeat is one ``harness run`` of the chosen suites with the cell's
+``--driver`` and ``--target`` (legacy, unified and supplementary are
+``--specs`` sources, prose and checks are ``--suite`` names; all of them, the
+main job, are ``--suite all``; a part of them is ``--suite spec,prose``:
+one run either way, so the target starts once), then the optional seeded ``harness
+campaign``, all appending to the repeat's results file and all labelled with
+the matrix, the cell and the repeat. The run is ``--strict``, as certifications are: a stale expected-outcomes
 entry, a pinned test that produced no result, a file without its schema or a plug-in not installed
 exits 1 (docs/pins.md). The campaign runs on an on-disk SecantusDB of its own
 (``harness campaign`` has no ``--target``), so it is run only in cells whose
@@ -24,11 +26,9 @@ from pathlib import Path
 from typing import Any
 
 from harness.matrix.cells import Cell
-from harness.matrix.definition import SPEC_SUITES, MatrixDefinition
+from harness.matrix.definition import RUN_SUITES, SPEC_SUITES, MatrixDefinition
 from harness.matrix.process import Finished
 
-#: ``harness run --suite`` for (any spec suite chosen, prose chosen).
-RUN_SUITE = {(True, True): "all", (True, False): "spec", (False, True): "prose"}
 #: Exit status -> (the step finished and its records are results, what the status means).
 EXITS: dict[str, dict[int, tuple[bool, str]]] = {
     "run": {
@@ -46,8 +46,18 @@ EXITS: dict[str, dict[int, tuple[bool, str]]] = {
 
 @dataclass(frozen=True)
 class Step:
+    #: ``run`` or ``campaign``: what its exit status means (:data:`EXITS`).
     name: str
     command: list[str]
+
+
+def run_suite(definition: MatrixDefinition) -> str:
+    """``harness run --suite``'s value: ``all`` for the main job's suites, else the chosen ones (``spec,prose``)."""
+    spec = any(suite in definition.suites for suite in SPEC_SUITES)
+    named = [suite for suite in RUN_SUITES if suite in definition.suites]
+    if spec and len(named) == len(RUN_SUITES):
+        return "all"
+    return ",".join((["spec"] if spec else []) + named)
 
 
 def _label_arguments(labels: dict[str, Any]) -> list[str]:
@@ -58,16 +68,10 @@ def repeat_steps(
     definition: MatrixDefinition, cell: Cell, python: Path, results: Path, labels: dict[str, Any]
 ) -> list[Step]:
     harness = [str(python), "-m", "harness.app.cli"]
-    specs = [
-        arg for suite in SPEC_SUITES if suite in definition.specs for arg in ("--specs", str(definition.specs[suite]))
-    ]
-    suite = RUN_SUITE[(bool(specs), "prose" in definition.suites)]
-    run = [
-        *harness,
-        "run",
-        *specs,
-        "--suite",
-        suite,
+    specs = [arg for suite in SPEC_SUITES if suite in definition.specs for arg in ("--specs", definition.specs[suite])]
+    common = [
+        "--driver",
+        cell.driver_argument,
         "--target",
         cell.target,
         "--results",
@@ -77,10 +81,12 @@ def repeat_steps(
         "--strict",
     ]
     if definition.keyword:
-        run += ["-k", definition.keyword]
+        common += ["-k", definition.keyword]
     if definition.timeout:
-        run += ["--timeout", f"{definition.timeout:g}"]
-    steps = [Step("run", run)]
+        common += ["--timeout", f"{definition.timeout:g}"]
+    if definition.workers > 1:
+        common += ["-j", str(definition.workers)]
+    steps = [Step("run", [*harness, "run", *specs, "--suite", run_suite(definition), *common])]
     if cell.campaign and definition.campaign is not None:
         steps.append(
             Step(
@@ -89,6 +95,8 @@ def repeat_steps(
                     *harness,
                     "campaign",
                     *definition.campaign.arguments(),
+                    "--driver",
+                    cell.driver_argument,
                     "--results",
                     str(results),
                     *_label_arguments(labels),
@@ -99,15 +107,17 @@ def repeat_steps(
     return steps
 
 
-def judge(step: str, finished: Finished, records_written: int) -> str | None:
+def judge(step: Step, finished: Finished, records_written: int) -> str | None:
     """None when the step finished (whatever its verdicts), else why the repeat failed."""
     if finished.signal is not None:
-        return f"{step} crashed: killed by {_signal_name(finished.signal)}" + _tail(finished)
-    completed, meaning = EXITS[step].get(finished.returncode, (False, f"{step} exited with {finished.returncode}"))
+        return f"{step.name} crashed: killed by {_signal_name(finished.signal)}" + _tail(finished)
+    completed, meaning = EXITS[step.name].get(
+        finished.returncode, (False, f"{step.name} exited with {finished.returncode}")
+    )
     if not completed:
         return f"{meaning} (exit {finished.returncode})" + _tail(finished)
     if records_written == 0:
-        return f"{step} exited {finished.returncode} without writing any result record" + _tail(finished)
+        return f"{step.name} exited {finished.returncode} without writing any result record" + _tail(finished)
     return None
 
 

@@ -14,7 +14,7 @@ from collections import Counter
 from typing import Any
 
 from harness.core.verdicts import OUTCOMES
-from harness.matrix.manifest import DONE, FAILED, INTERRUPTED, PENDING, RUNNING
+from harness.matrix.manifest import DONE, FAILED, INCOMPATIBLE, INTERRUPTED, PENDING, RUNNING
 from harness.matrix.observe import MISMATCH, OK, RECORDED, UNVERIFIED
 
 
@@ -24,6 +24,8 @@ def counts_text(counts: dict[str, int]) -> str:
 
 def cell_status(cell: dict[str, Any]) -> str:
     statuses = {repeat["status"] for repeat in cell["repeats"]}
+    if statuses and statuses <= {INCOMPATIBLE}:
+        return INCOMPATIBLE
     if cell.get("failure") or FAILED in statuses:
         return FAILED
     if statuses <= {DONE}:
@@ -96,7 +98,8 @@ def summary_lines(data: dict[str, Any]) -> list[str]:
 
 
 def exit_status(data: dict[str, Any]) -> int:
-    """0 when every cell ran every repeat with the versions it asked for, else 1."""
-    complete = all(cell_status(cell) == DONE for cell in data["cells"])
-    verified = all(version_status(cell) in (OK, RECORDED) for cell in data["cells"])
+    """0 when every cell ran every repeat with the versions it asked for (or its pair cannot work), else 1."""
+    ran = [cell for cell in data["cells"] if cell_status(cell) != INCOMPATIBLE]
+    complete = all(cell_status(cell) == DONE for cell in ran)
+    verified = all(version_status(cell) in (OK, RECORDED) for cell in ran)
     return 0 if complete and verified else 1

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.core.ports import TargetInfo, TargetUnavailable
+from harness.core.ports import TargetInfo, TargetUnavailable, WireVersionRefused
 from harness.engine import child_processes
 from harness.formats.cache import cache_dir
 from harness.targets.target_base import TargetBase
@@ -269,7 +269,7 @@ class MongoJavaServer(TargetBase):
         wire = self.options.reported_wire_version or LIBRARY_VERSIONS[LIBRARY_DEFAULT]
         if wire < MIN_SUPPORTED_WIRE_VERSION:
             usable = sorted(v for v, w in RELEASE_WIRE_VERSIONS.items() if w >= MIN_SUPPORTED_WIRE_VERSION)
-            raise TargetUnavailable(
+            raise WireVersionRefused(
                 f"mongo-java-server: server={self.options.server} reports wire version {wire}, and the harness's own "
                 f"client (pymongo) needs at least {MIN_SUPPORTED_WIRE_VERSION}: choose server= one of {usable}"
             )

@@ -30,7 +30,13 @@ font-size:11.5px;max-width:720px;white-space:pre-wrap;word-break:break-word}
 .st-pass{color:#2e7d32}.st-fail,.ch-regression,.ch-newly-failing{color:#c62828;font-weight:600}
 .st-flaky,.cl-flaky,.ch-newly-flaky{color:#ef6c00;font-weight:600}.ch-fix,.ch-newly-passing{color:#2e7d32;font-weight:600}
 .empty{color:#757575;font-style:italic}
+.ca-target{color:#6a1b9a;font-weight:600}.ca-driver{color:#1565c0;font-weight:600}.ca-pair{color:#ad1457;font-weight:600}
+.ca-everywhere{color:#c62828;font-weight:600}.ca-undecided{color:#757575;font-style:italic}
 """
+
+
+#: Columns whose value also names a style (``st-fail``, ``ca-target``): the prefix of that style, by column key.
+VALUE_CLASSES = {"status": "st", "classification": "cl", "change": "ch", "cause": "ca"}
 
 
 @dataclass(frozen=True)
@@ -73,8 +79,8 @@ def msg(key: str, heading: str) -> Column:
 
 def _cell_class(column: Column, value: Any) -> str:
     classes = [column.css] if column.css else []
-    if column.key in ("status", "classification", "change") and value:
-        prefix = {"status": "st", "classification": "cl", "change": "ch"}[column.key]
+    if column.key in VALUE_CLASSES and value:
+        prefix = VALUE_CLASSES[column.key]
         classes.append(f"{prefix}-{str(value).replace(' ', '-')}")
     return f' class="{" ".join(classes)}"' if classes else ""
 

@@ -20,6 +20,8 @@ Tables = dict[str, TableRows]
 #: Most tests the heat map draws (those with failures first).
 HEATMAP_TESTS = 200
 TABLE_ROWS = 300
+#: Most failing cell x test rows the Blame section lists (every one is in blame.csv).
+BLAME_ROWS = 1_000
 
 
 def _rows(tables: Tables, name: str) -> TableRows:
@@ -105,6 +107,58 @@ def heatmap_section(tables: Tables) -> str:
         "grey skipped, white not run. Tests with failures come first, then tests whose status differs "
         "between cells; hover for the counts.",
         content + shown(len(tests), len(ordered), "tests"),
+    )
+
+
+def _expectation(expected: bool | None) -> str:
+    if expected is None:  # no expected-outcomes file was used
+        return ""
+    return "known deviation" if expected else "unexpected"
+
+
+def blame_section(tables: Tables) -> str:
+    """Per cell, its failing tests counted by cause; then each failing test with its cause, reason and evidence."""
+    cells, blamed = _rows(tables, "blame_cells"), _rows(tables, "blame")
+    cell_columns = [
+        Column("cell", "cell"),
+        num("failing_tests", "failing tests"),
+        num("cause_target", "target"),
+        num("cause_driver", "driver"),
+        num("cause_pair", "pair"),
+        num("cause_everywhere", "everywhere"),
+        num("cause_undecided", "undecided"),
+        num("expected_failures", "known deviations"),
+        Column("summary", "in words"),
+    ]
+    test_columns = [
+        Column("cell", "cell"),
+        Column("test_id", "test"),
+        Column("status", "status"),
+        Column("cause", "cause"),
+        Column("reason", "why"),
+        Column("evidence", "evidence (other cells)", listed, "msg"),
+        Column("expected", "expected outcome", _expectation),
+        msg("message", "latest failure"),
+    ]
+    shown_tests = blamed.rows[:BLAME_ROWS]
+    content = (
+        table(cells.rows, cell_columns, "blame-cells-table", "no cells")
+        + shown(len(cells.rows), max(cells.total, len(cells.rows)), "cells")
+        + table(shown_tests, test_columns, "blame-table", "no failing tests")
+        + shown(len(shown_tests), max(blamed.total, len(blamed.rows)), "failing tests")
+    )
+    return section(
+        "blame",
+        "Blame",
+        "For each test that fails (or is flaky) in a cell: is the cause the target (it fails there with every driver "
+        "that ran it, at least two, and each of them passes it on another target), the driver (it fails with that "
+        "driver on every target it ran on, at least two, with one message pattern, and another driver passes it on "
+        "each of them), the pair (another driver passes it on that target and that driver passes it on another "
+        "target), everywhere (it fails in every cell, across at least two drivers and two targets), or undecided "
+        "(the reason says what is missing). The target is everything after the driver in the cell's name "
+        "(topology and fail points included). Skipped verdicts are no evidence. Known deviations are failures the "
+        "expected-outcomes files list.",
+        content,
     )
 
 
@@ -382,6 +436,7 @@ problems_section = TableSection(
 SECTIONS: list[tuple[str, str, Callable[[Tables], str]]] = [
     ("cells", "Cells", cells_section),
     ("heatmap", "Heat map", heatmap_section),
+    ("blame", "Blame", blame_section),
     ("regressions", "Regressions", regressions_section),
     ("fixes", "Fixes", fixes_section),
     ("flaky", "Flaky", flaky_section),

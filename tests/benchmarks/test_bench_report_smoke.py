@@ -89,3 +89,42 @@ def test_spark_job_and_pandas_baseline_agree(synthetic, spark, tmp_path):
     result = crosscheck(tmp_path / "spark", tmp_path / "pandas")
     assert result["agree"], "\n".join(describe(result))
     assert result["headline"]["clusters_spark"] > 0
+
+
+def test_the_parquet_history_is_the_jobs_own_normalisation_of_the_same_nights(synthetic, spark, tmp_path):
+    """``synthetic_history`` normalises without Spark; row for row it must be what the job makes of the JSON lines."""
+    pytest.importorskip("pyarrow")
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    from benchmarks.synthetic_history import generate_history
+    from reports.job import load_inputs
+
+    generate_history(ROWS, 3, tmp_path / "history", workers=1)
+    load_inputs(spark, [str(synthetic)], tmp_path / "by-the-job")
+    key = [("run_id", "ascending"), ("test_id", "ascending"), ("started_at", "ascending")]
+    ours = pq.read_table(tmp_path / "history" / "verdicts").sort_by(key)
+    theirs = pq.read_table(tmp_path / "by-the-job").sort_by(key)
+    assert ours.num_rows == theirs.num_rows == ROWS
+    assert ours.column_names == theirs.column_names
+    for name in ours.column_names:
+        assert theirs[name].cast(ours.schema.field(name).type).to_pylist() == ours[name].to_pylist(), name
+    assert pc.sum(pc.is_valid(ours["message_pattern"])).as_py() > 0  # failures were normalised too
+
+
+def test_history_copies_are_new_runs_later_in_time(tmp_path):
+    pytest.importorskip("pyarrow")
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    from benchmarks.synthetic_history import first_free_night, generate_history
+    from benchmarks.synthetic_results import rows_per_night
+
+    made = generate_history(3 * rows_per_night() * 17, 3, tmp_path, workers=1, distinct_rows=rows_per_night())
+    table = pq.read_table(tmp_path / "verdicts")
+    assert (table.num_rows, made.parts, made.copy_span_nights) == (made.rows, 3, 17)
+    runs_per_copy = pc.count_distinct(table.slice(0, made.distinct_rows)["run_id"]).as_py()
+    assert pc.count_distinct(table["run_id"]).as_py() == 3 * runs_per_copy
+    first, last = pc.min_max(table["started_at"]).values()
+    assert (last.as_py() - first.as_py()).days >= 2 * 17
+    assert first_free_night(made) == 3 * 17

@@ -1,6 +1,6 @@
 """``harness report --master spark://...`` on a real standalone Spark cluster gives the same tables as local mode.
 
-A master and a worker are started from PySpark's own launcher
+A master and two workers are started from PySpark's own launcher
 (``bin/spark-class``, in the foreground, so each is one process this test
 owns by its id and always stops), bound to 127.0.0.1 on free ports, web UIs
 included. The report runs in a separate process (one SparkContext per
@@ -49,7 +49,7 @@ def wait_for(log: Path, text: str, process: subprocess.Popen) -> None:
 
 @pytest.fixture
 def cluster(spark, tmp_path):
-    """A standalone master and one worker on loopback; yields the master URL; both are stopped afterwards."""
+    """A standalone master and two workers on loopback; yields the master URL; all are stopped afterwards."""
     home = spark_home()
     env = dict(
         os.environ,
@@ -59,7 +59,7 @@ def cluster(spark, tmp_path):
         SPARK_WORKER_DIR=str(tmp_path / "worker"),
         PYSPARK_PYTHON=sys.executable,
     )
-    master_port, worker_port = free_port(), free_port()
+    master_port = free_port()
     url = f"spark://127.0.0.1:{master_port}"
     commands = {
         "master": [
@@ -71,24 +71,27 @@ def cluster(spark, tmp_path):
             "--webui-port",
             str(free_port()),
         ],
-        "worker": [
-            "org.apache.spark.deploy.worker.Worker",
-            url,
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(worker_port),
-            "--webui-port",
-            str(free_port()),
-            "--cores",
-            "2",
-            "--memory",
-            "2g",
-            "--work-dir",
-            str(tmp_path / "worker"),
-        ],
+        **{
+            f"worker-{n}": [
+                "org.apache.spark.deploy.worker.Worker",
+                url,
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(free_port()),
+                "--webui-port",
+                str(free_port()),
+                "--cores",
+                "1",
+                "--memory",
+                "1g",
+                "--work-dir",
+                str(tmp_path / f"worker-{n}"),
+            ]
+            for n in (1, 2)
+        },
     }
-    ready = {"master": "I have been elected leader", "worker": "Successfully registered with master"}
+    ready = dict.fromkeys(commands, "Successfully registered with master") | {"master": "I have been elected leader"}
     started: list[subprocess.Popen] = []
     try:
         for role, arguments in commands.items():
@@ -148,7 +151,8 @@ def test_the_same_tables_on_a_standalone_cluster_as_in_local_mode(spark, cluster
     assert done.returncode == 0, done.stdout + done.stderr[-5000:]
     assert f"report: {tmp_path / 'remote' / 'report.html'}" in done.stdout
     assert "3 regression(s)" in done.stdout
-    assert (tmp_path / "worker").is_dir() and any((tmp_path / "worker").iterdir())  # the worker ran executors
+    for n in (1, 2):  # both workers ran executors
+        assert (tmp_path / f"worker-{n}").is_dir() and any((tmp_path / f"worker-{n}").iterdir()), n
 
     for name in TABLES:
         assert table_rows(spark, tmp_path / "remote", name) == table_rows(spark, tmp_path / "local", name), name

@@ -132,6 +132,8 @@ def test_the_report_exits_0_and_writes_the_page_and_every_table(report):
         "runs",
         "unbuilt_cells",
         "input_problems",
+        "blame",
+        "blame_cells",
     ):
         assert (out / "tables" / name).is_dir() and (out / "tables" / f"{name}.csv").is_file(), name
 

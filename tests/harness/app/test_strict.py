@@ -218,3 +218,24 @@ def test_pytest_refuses_harness_strict_split_across_xdist_workers(tmp_path):
     assert done.returncode == pytest.ExitCode.USAGE_ERROR, done.stdout + done.stderr
     assert "--harness-strict cannot judge a run split across pytest-xdist workers (-n 2)" in done.stderr
     assert not (tmp_path / "r.jsonl").exists()  # nothing ran, so no record says strict: true
+
+
+def test_an_entry_for_a_suite_the_run_did_not_select_is_a_note_and_one_for_no_suite_is_stale():
+    entries = Expectations(
+        [KnownOutcome(p, "failed", "r") for p in ("check/server-checks::SRV-X: *", "check/server-chekcs::SRV-X: *")]
+    )
+    notes = RunNotes(loaded=["legacy/a::t1"], unselected_files={"check/server-checks", "prose/prose"}, strict=True)
+    closing = notes.close(entries, [("legacy/a::t1", "a.yml")])
+    assert [(note.kind, note.words.split("run: ", 1)[1]) for note in closing] == [
+        ("expectation-not-selected", "'check/server-checks::SRV-X: *'"),  # --suite checks was not chosen
+        ("stale-expectation", "'check/server-chekcs::SRV-X: *'"),  # no suite has that file (misspelt)
+    ]
+
+
+def test_the_files_of_the_suites_not_chosen_are_known_to_the_run():
+    from harness.app.compose import unselected_suite_files
+
+    files = unselected_suite_files("spec,prose")
+    assert "check/server-checks" in files and "check/token-kinds" in files
+    assert not any(file.startswith("prose/") for file in files)
+    assert unselected_suite_files("all") == set() and not any("campaign" in f for f in unselected_suite_files("spec"))

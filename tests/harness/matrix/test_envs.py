@@ -17,14 +17,15 @@ from pathlib import Path
 import pytest
 
 from harness.matrix.cells import Cell
+from harness.matrix.definition import Driver
 from harness.matrix.envs import MARKER, EnvCache, cache_key, default_envs_dir, dependency_text, interpreter_identity
 from harness.matrix.installers import Installer, InstallerUnavailable, choose_installer
 from harness.matrix.process import Children, Interrupted
 from tests.paths import REPO
 
-GOOD = Cell("4.20.0", "embedded", "0.7.0b3")
-UNRESOLVABLE = Cell("0.0.1", "embedded", "0.7.0b3")
-NOT_IMPORTABLE = Cell("4.20.0", "embedded", "0.6.0b17")
+GOOD = Cell(Driver("pymongo", "4.20.0"), "embedded", "0.7.0b3")
+UNRESOLVABLE = Cell(Driver("pymongo", "0.0.1"), "embedded", "0.7.0b3")
+NOT_IMPORTABLE = Cell(Driver("pymongo", "4.20.0"), "embedded", "0.6.0b17")
 
 # The stand-in installer's two programs. "create" makes bin/python, a wrapper around this interpreter with
 # the project on its path (as an editable install puts it); "install" counts its calls, refuses
@@ -140,6 +141,22 @@ def test_a_stopping_matrix_does_not_wait_for_another_build_s_lock(cache, tmp_pat
         cache.children.stopping.set()
         with pytest.raises(Interrupted):
             cache.ensure(GOOD, tmp_path / "env.log")
+
+
+def test_cells_that_install_the_same_things_share_one_environment(cache):
+    """The driver built by the harness (Node, Java, Go) lives in its cache, not in the environment; a Python
+    driver's release is the environment's pymongo."""
+    key = cache.key
+    secantus = Cell(Driver("node", "6.10.0"), "embedded", "0.7.0b3")
+    assert key(secantus) == key(Cell(Driver("java"), "secantusdb-daemon", "0.7.0b3"))
+    assert key(secantus) == key(Cell(Driver("go", "2.10.0"), "embedded-on-disk", "0.7.0b3"))
+    assert key(GOOD) == key(Cell(Driver("pymongo-async", "4.20.0"), "embedded", "0.7.0b3"))
+    assert key(GOOD) == key(Cell(Driver("pymongo-executor", "4.20.0"), "embedded-standalone", "0.7.0b3"))
+    assert key(secantus) != key(GOOD) != key(Cell(Driver("pymongo", "4.19.0"), "embedded", "0.7.0b3"))
+    assert key(secantus) != key(Cell(Driver("node", "6.10.0"), "embedded", "0.7.0b2"))
+    java_server = Cell(Driver("node", "6.10.0"), "mongo-java-server=1.47.0")
+    assert key(java_server) == key(Cell(Driver("go"), "uri=mongodb://db/"))  # the pinned pymongo and SecantusDB
+    assert key(java_server) != key(Cell(Driver("node", "6.10.0"), "testcontainers=mongo:8.0"))  # its extra
 
 
 def test_the_cache_key_changes_with_each_input_and_only_with_them():

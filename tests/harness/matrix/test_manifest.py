@@ -10,16 +10,34 @@ from pathlib import Path
 import pytest
 
 from harness.matrix.cells import Cell
-from harness.matrix.definition import MatrixDefinition
+from harness.matrix.definition import Driver, MatrixDefinition
 from harness.matrix.files import atomic_write_json
-from harness.matrix.manifest import DONE, FAILED, PENDING, RUNNING, Manifest, ManifestError
+from harness.matrix.manifest import (
+    DONE,
+    FAILED,
+    INCOMPATIBLE,
+    INCOMPATIBLE_STAGE,
+    PENDING,
+    RUNNING,
+    Manifest,
+    ManifestError,
+    repeat_status,
+)
 
-CELLS = [Cell("4.19.0", "embedded", "0.7.0b3"), Cell("4.20.0", "embedded", "0.7.0b3")]
+CELLS = [
+    Cell(Driver("pymongo", "4.19.0"), "embedded", "0.7.0b3"),
+    Cell(Driver("pymongo", "4.20.0"), "embedded", "0.7.0b3"),
+]
 
 
 def definition(repeat: int = 2, pymongo: tuple[str, ...] = ("4.19.0", "4.20.0")) -> MatrixDefinition:
     return MatrixDefinition(
-        pymongo=pymongo, secantusdb=("0.7.0b3",), targets=("embedded",), servers=(), suites=("prose",), repeat=repeat
+        drivers=tuple(Driver("pymongo", release) for release in pymongo),
+        secantusdb=("0.7.0b3",),
+        targets=("embedded",),
+        servers=(),
+        suites=("prose",),
+        repeat=repeat,
     )
 
 
@@ -45,7 +63,14 @@ def test_a_new_manifest_lists_every_cell_and_repeat_pending(tmp_path):
     assert notes == [] and data["matrix"] == definition().matrix_id and data["record"] == "cs-harness.matrix/1"
     assert [c["id"] for c in data["cells"]] == [c.id for c in CELLS]
     first = data["cells"][0]
-    assert first["requested"] == {"pymongo": "4.19.0", "target": "embedded", "secantusdb": "0.7.0b3"}
+    assert first["requested"] == {
+        "driver": "pymongo",
+        "driver_release": "4.19.0",
+        "pymongo": "4.19.0",
+        "target": "embedded",
+        "secantusdb": "0.7.0b3",
+    }
+    assert first["labels"] == CELLS[0].labels(definition().matrix_id) and first["failure"] is None
     assert first["env"]["path"] == "/envs/k1-4.19.0" and first["env"]["status"] == PENDING
     assert [(r["repeat"], r["status"], r["results"]) for r in first["repeats"]] == [
         (1, PENDING, f"cells/{CELLS[0].id}/r1.jsonl"),
@@ -177,3 +202,60 @@ def test_new_repeats_of_a_cell_that_cannot_be_built_fail_as_it_did_without_anoth
     assert extended.pending(CELLS[1].id) == [1, 2]
     retried, _ = open_manifest(tmp_path, repeat=2, retry_failed=True)
     assert retried.pending(CELLS[0].id) == [1, 2]
+
+
+def _incompatible(manifest: Manifest, cell: Cell, reason: str = "node 6.10.0 needs wire version 9 or later") -> dict:
+    """What the scheduler makes of a probe that says the pair cannot work: the cell's failure, its repeats'."""
+    failure = {"stage": INCOMPATIBLE_STAGE, "reason": reason, "at": "then"}
+    manifest.update(lambda: manifest.cell(cell.id).update(failure=failure))
+    for n in manifest.pending(cell.id):
+        set_status(manifest, cell, n, repeat_status(failure), failure=failure)
+    return failure
+
+
+def test_a_cell_s_failure_makes_its_repeats_incompatible_only_at_the_incompatible_stage():
+    assert repeat_status({"stage": INCOMPATIBLE_STAGE, "reason": "x"}) == INCOMPATIBLE == "incompatible"
+    for stage in ("install", "import", "probe", "driver", "target", "run"):
+        assert repeat_status({"stage": stage, "reason": "x"}) == FAILED, stage
+
+
+def test_incompatible_repeats_stay_as_they_are_on_resume_and_new_ones_are_incompatible_too(tmp_path):
+    manifest, _ = open_manifest(tmp_path)
+    failure = _incompatible(manifest, CELLS[0])
+    resumed, notes = open_manifest(tmp_path)  # the same command again: nothing to run, nothing said
+    assert notes == [] and resumed.pending(CELLS[0].id) == [] and resumed.pending(CELLS[1].id) == [1, 2]
+    assert [r["status"] for r in resumed.cell(CELLS[0].id)["repeats"]] == [INCOMPATIBLE, INCOMPATIBLE]
+    extended, _ = open_manifest(tmp_path, repeat=3)  # a new repeat of a pair that cannot work is not tried
+    assert extended.pending(CELLS[0].id) == [] and extended.repeat(CELLS[0].id, 3)["status"] == INCOMPATIBLE
+    assert extended.repeat(CELLS[0].id, 3)["failure"] == failure and extended.pending(CELLS[1].id) == [1, 2, 3]
+    on_file = on_disk(tmp_path)["cells"][0]
+    assert on_file["failure"]["stage"] == INCOMPATIBLE_STAGE and on_file["repeats"][2]["status"] == INCOMPATIBLE
+
+
+def test_retry_failed_tries_an_incompatible_cell_again(tmp_path):
+    manifest, _ = open_manifest(tmp_path)
+    _incompatible(manifest, CELLS[0])
+    retried, notes = open_manifest(tmp_path, retry_failed=True)  # e.g. the driver or the target was fixed
+    assert retried.pending(CELLS[0].id) == [1, 2] and retried.cell(CELLS[0].id)["failure"] is None
+    assert retried.cell(CELLS[0].id)["env"]["status"] == PENDING
+    assert [note.split(": ", 1)[1] for note in notes] == ["was incompatible, runs again"] * 2
+    assert all(r.get("failure") is None for r in retried.cell(CELLS[0].id)["repeats"])
+
+
+def test_a_changed_environment_key_probes_an_incompatible_cell_again(tmp_path):
+    """The probe runs in the cell's environment (its pymongo, its SecantusDB): a new environment may make a pair
+    work, as it may install what failed to install."""
+    manifest, _ = open_manifest(tmp_path)
+    _incompatible(manifest, CELLS[0])
+    repinned, _ = open_manifest(tmp_path, key="k2")
+    assert repinned.cell(CELLS[0].id)["env"]["key"] == "k2-4.19.0" and repinned.cell(CELLS[0].id)["failure"] is None
+    assert repinned.pending(CELLS[0].id) == [1, 2]
+
+
+def test_running_some_cells_keeps_the_others_finished_repeats(tmp_path):
+    manifest, _ = open_manifest(tmp_path)
+    for n in (1, 2):
+        set_status(manifest, CELLS[0], n, DONE, counts={"passed": 3})
+    Manifest.open(tmp_path, definition(), CELLS[1:], envs())  # --cell <the second cell>, the same definition
+    whole, _ = open_manifest(tmp_path)
+    assert whole.pending(CELLS[0].id) == [] and whole.repeat(CELLS[0].id, 1)["counts"] == {"passed": 3}

@@ -14,24 +14,25 @@ from pathlib import Path
 import pytest
 
 from harness.matrix.cells import Cell
-from harness.matrix.definition import Campaign, MatrixDefinition
+from harness.matrix.definition import SUITES, Campaign, Driver, MatrixDefinition
 from harness.matrix.observe import MISMATCH, OK, RECORDED, UNVERIFIED, check_versions, observe, version_problems
 from harness.matrix.process import Children, Finished, Interrupted
-from harness.matrix.steps import judge, repeat_steps
+from harness.matrix.steps import Step, judge, repeat_steps, run_suite
 from harness.matrix.summary import exit_status, summary_lines
 
-LEGACY, UNIFIED = Path("/specs/legacy"), Path("/specs/unified")
+LEGACY, UNIFIED, SUPPLEMENTARY = "/specs/legacy", "/specs/unified", "project:scenarios/supplementary"
+PYMONGO = Driver("pymongo", "4.20.0")
 
 
-def definition(suites=("legacy", "unified", "prose"), **fields) -> MatrixDefinition:
-    specs = {name: path for name, path in (("legacy", LEGACY), ("unified", UNIFIED)) if name in suites}
+def definition(suites=SUITES, **fields) -> MatrixDefinition:
+    sources = {"legacy": LEGACY, "unified": UNIFIED, "supplementary": SUPPLEMENTARY}
     return MatrixDefinition(
-        pymongo=("4.20.0",),
+        drivers=(PYMONGO,),
         secantusdb=("0.7.0b3",),
         targets=("embedded",),
         servers=(),
         suites=suites,
-        specs=specs,
+        specs={name: source for name, source in sources.items() if name in suites},
         **fields,
     )
 
@@ -39,26 +40,31 @@ def definition(suites=("legacy", "unified", "prose"), **fields) -> MatrixDefinit
 LABELS = {"matrix": "m-1", "cell": "c", "repeat": 2}
 
 
-def test_a_repeat_is_one_harness_run_of_every_suite_with_labels_then_the_campaign():
-    cell = Cell("4.20.0", "secantusdb-daemon", "0.7.0b3", campaign=True)
+def test_a_repeat_of_the_main_job_is_one_harness_run_of_every_suite_with_labels_then_the_campaign():
+    cell = Cell(PYMONGO, "secantusdb-daemon", "0.7.0b3", campaign=True)
     run, campaign = repeat_steps(
-        definition(keyword="resume", timeout=12.0, campaign=Campaign(300, 5, 7)),
+        definition(keyword="resume", timeout=12.0, campaign=Campaign(300, 5, 7), workers=3),
         cell,
         Path("/env/bin/python"),
         Path("/out/r2.jsonl"),
         LABELS,
     )
+    assert (run.name, campaign.name) == ("run", "campaign")
     assert run.command == [
         "/env/bin/python",
         "-m",
         "harness.app.cli",
         "run",
         "--specs",
-        str(LEGACY),
+        LEGACY,
         "--specs",
-        str(UNIFIED),
+        UNIFIED,
+        "--specs",
+        SUPPLEMENTARY,
         "--suite",
         "all",
+        "--driver",
+        "pymongo",
         "--target",
         "secantusdb-daemon",
         "--results",
@@ -75,6 +81,8 @@ def test_a_repeat_is_one_harness_run_of_every_suite_with_labels_then_the_campaig
         "resume",
         "--timeout",
         "12",
+        "-j",
+        "3",
     ]
     assert campaign.command == [
         "/env/bin/python",
@@ -87,6 +95,8 @@ def test_a_repeat_is_one_harness_run_of_every_suite_with_labels_then_the_campaig
         "5",
         "--seed",
         "7",
+        "--driver",
+        "pymongo",
         "--results",
         "/out/r2.jsonl",
         "--label",
@@ -100,24 +110,61 @@ def test_a_repeat_is_one_harness_run_of_every_suite_with_labels_then_the_campaig
 
 
 @pytest.mark.parametrize(
-    "suites, suite, specs",
+    "suites, suite",
     [
-        (("legacy",), "spec", [str(LEGACY)]),
-        (("unified", "prose"), "all", [str(UNIFIED)]),
-        (("prose",), "prose", []),
+        (SUITES, "all"),
+        (("legacy", "prose", "checks"), "all"),  # a spec suite and both named ones: the main job's --suite
+        (("legacy",), "spec"),
+        (("unified", "prose"), "spec,prose"),
+        (("legacy", "unified", "supplementary", "prose"), "spec,prose"),
+        (("prose", "checks"), "prose,checks"),
+        (("checks",), "checks"),
     ],
 )
-def test_the_suites_map_to_specs_paths_and_harness_run_s_suite(suites, suite, specs):
-    [run] = repeat_steps(definition(suites), Cell("4.20.0", "embedded"), Path("/py"), Path("/r.jsonl"), LABELS)
-    command = run.command
-    assert command[command.index("--suite") + 1] == suite
-    assert [command[i + 1] for i, arg in enumerate(command) if arg == "--specs"] == specs
+def test_the_suites_are_one_run_the_main_job_s_is_all_and_a_part_names_its_suites(suites, suite):
+    assert run_suite(definition(suites)) == suite
+    [run] = repeat_steps(definition(suites), Cell(PYMONGO, "embedded"), Path("/py"), Path("/r.jsonl"), LABELS)
+    assert run.command[run.command.index("--suite") + 1] == suite and run.command.count("--suite") == 1
 
 
-def test_no_campaign_on_a_real_server():
-    cell = Cell("4.20.0", "uri=mongodb://db/", None, campaign=False)
-    steps = repeat_steps(definition(campaign=Campaign(300, 5, 7)), cell, Path("/py"), Path("/r.jsonl"), LABELS)
-    assert [step.name for step in steps] == ["run"]
+@pytest.mark.parametrize(
+    "suites, specs",
+    [
+        (("legacy",), [LEGACY]),
+        (("unified", "prose"), [UNIFIED]),
+        (("supplementary", "checks"), [SUPPLEMENTARY]),
+        (SUITES, [LEGACY, UNIFIED, SUPPLEMENTARY]),
+    ],
+)
+def test_the_spec_suites_are_the_run_s_specs_sources(suites, specs):
+    [run] = repeat_steps(definition(suites), Cell(PYMONGO, "embedded"), Path("/py"), Path("/r.jsonl"), LABELS)
+    assert [run.command[i + 1] for i, arg in enumerate(run.command) if arg == "--specs"] == specs
+
+
+@pytest.mark.parametrize(
+    "driver, argument",
+    [
+        (Driver("pymongo", "4.19.0"), "pymongo"),  # the release is the environment's
+        (Driver("pymongo-async", "4.19.0"), "pymongo-async"),
+        (Driver("node", "6.10.0"), "node@6.10.0"),  # built by the harness at the release named
+        (Driver("java"), "java"),
+        (Driver("go", "2.10.0"), "go@2.10.0"),
+    ],
+)
+def test_every_step_runs_the_cell_s_driver(driver, argument):
+    cell = Cell(driver, "embedded", "0.7.0b3", campaign=True)
+    steps = repeat_steps(
+        definition(("prose", "checks"), campaign=Campaign(10, 1, 1)), cell, Path("/py"), Path("/r.jsonl"), LABELS
+    )
+    assert [step.command[step.command.index("--driver") + 1] for step in steps] == [argument] * 2
+    assert "-j" not in steps[0].command  # one worker unless asked
+
+
+def test_no_campaign_on_a_real_server_or_on_mongo_java_server():
+    for target in ("uri=mongodb://db/", "mongo-java-server=1.47.0"):
+        cell = Cell(PYMONGO, target, None, campaign=False)
+        steps = repeat_steps(definition(campaign=Campaign(300, 5, 7)), cell, Path("/py"), Path("/r.jsonl"), LABELS)
+        assert [step.name for step in steps] == ["run"]
 
 
 @pytest.mark.parametrize(
@@ -134,7 +181,7 @@ def test_no_campaign_on_a_real_server():
     ],
 )
 def test_what_an_exit_status_means(step, returncode, records, failed_with):
-    assert judge(step, Finished(returncode, 1.0, "boom"), records) == failed_with
+    assert judge(Step(step, ["harness"]), Finished(returncode, 1.0, "boom"), records) == failed_with
 
 
 def _record(driver: str | None, package: str | None, outcome: str = "passed", server: str = "8.2.11") -> dict:
@@ -155,7 +202,7 @@ def _results(tmp_path: Path, *records: dict, torn: bool = False) -> Path:
 
 
 def test_versions_are_read_from_the_records_and_checked_against_the_request(tmp_path):
-    cell = Cell("4.19.0", "embedded", "0.7.0b3")
+    cell = Cell(Driver("pymongo", "4.19.0"), "embedded", "0.7.0b3")
     path = _results(
         tmp_path,
         _record("4.19.0", "0.7.0b3"),
@@ -171,7 +218,7 @@ def test_versions_are_read_from_the_records_and_checked_against_the_request(tmp_
 
 
 def test_a_version_other_than_requested_is_a_mismatch(tmp_path):
-    cell = Cell("4.19.0", "embedded", "0.7.0b2")
+    cell = Cell(Driver("pymongo", "4.19.0"), "embedded", "0.7.0b2")
     check = check_versions(cell, observe(_results(tmp_path, _record("4.20.0", "0.7.0b3")), cell), {})
     assert check["driver"]["verdict"] == MISMATCH and check["target"]["verdict"] == MISMATCH
     assert version_problems(check) == [
@@ -181,19 +228,20 @@ def test_a_version_other_than_requested_is_a_mismatch(tmp_path):
 
 
 def test_records_that_do_not_say_leave_the_axis_unverified(tmp_path):
-    cell = Cell("4.20.0", "secantusdb-daemon", "0.7.0b3")  # e.g. run records without package_version ...
+    cell = Cell(PYMONGO, "secantusdb-daemon", "0.7.0b3")  # e.g. run records without package_version ...
     path = _results(tmp_path, _record("4.20.0", None), _record("4.20.0", "0.7.0b3"))  # ... beside a campaign's
     check = check_versions(cell, observe(path, cell), {})
     assert check["target"]["verdict"] == UNVERIFIED and check["target"]["actual"] == ["0.7.0b3", "not recorded"]
 
 
 def test_release_spellings_and_server_versions(tmp_path):
-    pinned = Cell("4.9", "embedded", None)  # "the pinned release": what the environment installed is the request
+    # SecantusDB "the pinned release": what the environment installed is the request; 4.9 is 4.9.0
+    pinned = Cell(Driver("pymongo", "4.9"), "embedded", None)
     check = check_versions(
         pinned, observe(_results(tmp_path, _record("4.9.0", "0.7.0b3")), pinned), {"secantusdb": "0.7.0b3"}
     )
     assert check["driver"]["verdict"] == OK and check["target"]["verdict"] == OK
-    container = Cell("4.20.0", "testcontainers=mongo:8.0")
+    container = Cell(PYMONGO, "testcontainers=mongo:8.0")
     assert (
         check_versions(container, observe(_results(tmp_path, _record("4.20.0", None, server="8.0.4")), container), {})[
             "target"
@@ -206,7 +254,7 @@ def test_release_spellings_and_server_versions(tmp_path):
         ]["verdict"]
         == MISMATCH
     )
-    uri = Cell("4.20.0", "uri=mongodb://db/")
+    uri = Cell(PYMONGO, "uri=mongodb://db/")
     assert check_versions(uri, observe(_results(tmp_path, _record("4.20.0", None, server="7.0.2")), uri), {})[
         "target"
     ] == {"requested": None, "actual": ["7.0.2"], "verdict": RECORDED}

@@ -152,7 +152,8 @@ def test_an_in_process_driver_records_no_executor() -> None:
 
 
 def test_the_report_reads_an_executor_drivers_records_like_any_other(spark: Any, tmp_path: Path) -> None:
-    """reports/ declares only the fields it uses: a driver's ``executor`` is read past, never a malformed line."""
+    """A driver's ``executor`` and ``language`` are read, never a malformed line: a Python driver run through an
+    executor is a configuration of its own (``pymongo-executor``), other drivers keep their names."""
     from reports.discover import discover_inputs
     from reports.normalise import verdicts_from_records
     from reports.read import read_inputs
@@ -163,4 +164,7 @@ def test_the_report_reads_an_executor_drivers_records_like_any_other(spark: Any,
     raw = read_inputs(spark, discover_inputs([str(write_jsonl(tmp_path / "r.jsonl", [record(), via_executor]))]))
     assert raw.problems.count() == 0
     verdicts = verdicts_from_records(raw.results).select("run_id", "driver_name", "outcome").collect()
-    assert sorted(tuple(row) for row in verdicts) == [("r2", "pymongo", "passed"), ("run-1", "pymongo", "passed")]
+    assert sorted(tuple(row) for row in verdicts) == [
+        ("r2", "pymongo-executor", "passed"),
+        ("run-1", "pymongo", "passed"),
+    ]

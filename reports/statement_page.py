@@ -1,0 +1,141 @@
+"""A conformance statement's page: one self-contained HTML file (inline style, no scripts, nothing to fetch).
+
+The statement itself (:mod:`reports.statements`) is the data a team publishes; this is how it reads in a
+browser, in the report's house style (:mod:`reports.render.html`): the rules not met with each failing test
+and its message first, then the rules not checked here and why, the rules met, the pair's known deviations
+and the provenance. Long messages are shortened on the page only (the JSON keeps them whole).
+"""
+
+from __future__ import annotations
+
+import json
+from html import escape
+from typing import Any
+
+from reports.statements import MET, NOT_CHECKED, NOT_MET, VERDICTS, named
+
+# -- the page -------------------------------------------------------------------------------------------------------
+
+
+def render_html(statement: dict[str, Any]) -> str:
+    """One self-contained page (inline style, no scripts or links to fetch), in the report's house style."""
+    from reports.render.html import Column, msg, page, section, table
+
+    summary, rules = statement["summary"], statement["rules"]
+    by_verdict = {verdict: [r for r in rules if r["verdict"] == verdict] for verdict in VERDICTS}
+    rule_says = [Column("id", "rule"), Column("level", "level"), Column("paraphrase", "rule says")]
+    parts = [  # (id, title, intro, rows, columns, said when empty)
+        (
+            "not-met",
+            f"Not met ({summary['not_met']} rules)",
+            "each failing test of each rule, with its message; a known deviation gives its listed reason",
+            [
+                {
+                    "rule": f"{r['id']} ({r['level']}): {r['paraphrase']}",
+                    **f,
+                    "message": _shortened(f["message"]),
+                    "known": f["known_deviation"] or "",
+                }
+                for r in by_verdict[NOT_MET]
+                for f in r["tests"]["failed"]
+            ],
+            [
+                Column("rule", "rule"),
+                Column("test_id", "test"),
+                Column("outcome", "outcome"),
+                msg("message", "message"),
+                msg("known", "known deviation"),
+            ],
+            "every rule judged here is met",
+        ),
+        (
+            "not-checked",
+            f"Not checked here ({summary['not_checked']} rules)",
+            "rules nothing can check (the catalogue's reason) and rules whose tests did not run here",
+            by_verdict[NOT_CHECKED],
+            [*rule_says, msg("reason", "reason")],
+            "every rule was judged here",
+        ),
+        (
+            "met",
+            f"Met ({summary['met']} rules)",
+            "every test of the rule that ran passed; tests that did not run here are named with their reason",
+            [
+                {
+                    **r,
+                    "passed": len(r["tests"]["passed"]),
+                    "not_here": "\n".join(
+                        f"{t['test_id']}: {t['reason']}" for t in r["tests"]["skipped"] + r["tests"]["not_run"]
+                    ),
+                }
+                for r in by_verdict[MET]
+            ],
+            [*rule_says, Column("passed", "tests passed"), msg("not_here", "not run here"), msg("check", "checked")],
+            "no rule is met",
+        ),
+        (
+            "deviations",
+            "Known deviations",
+            "the expected-outcomes entries for this pair, each with its reason and what it matched here",
+            [{**d, "matched": len(d["tests"])} for d in statement["deviations"]],
+            [
+                Column("test", "test"),
+                Column("outcome", "outcome"),
+                Column("status", "here"),
+                Column("matched", "tests"),
+                msg("reason", "reason"),
+                Column("file", "file"),
+            ],
+            "no known deviation is listed for this pair",
+        ),
+        (
+            "provenance",
+            "Provenance",
+            "what ran, where, with which sources, as the run's records say",
+            [{"key": k, "value": _plain(v)} for k, v in _provenance_items(statement)],
+            [Column("key", "what"), msg("value", "value")],
+            "no provenance",
+        ),
+    ]
+    sections = [
+        (key, title.split(" (")[0], section(key, title, intro, table(rows, columns, f"{key}-table", empty)))
+        for key, title, intro, rows, columns, empty in parts
+    ]
+    figures = [
+        (str(summary["met"]), "rules met"),
+        (str(summary["not_met"]), "not met"),
+        (str(summary["not_checked"]), "not checked here"),
+        (str(summary["rules"]), "rules"),
+        (str(statement["run"]["tests"]), "tests"),
+    ]
+    run_id = statement["provenance"].get("run_id")
+    said = (
+        f"generated {statement['generated_at']}" if statement.get("generated_at") else "",
+        f"from run {run_id}" if run_id else "",
+        statement["subject"].get("cell") or "",
+    )
+    title = f"Conformance statement: {named(statement['subject'].get('driver') or {})}"
+    html = page(title, "; ".join(part for part in said if part), figures, sections)
+    return html.replace("<main>", f'<main><p id="badge">{escape(summary["badge"])}</p>', 1)
+
+
+#: How much of a failure message the page shows (the statement's JSON has it whole).
+PAGE_MESSAGE_CHARS = 700
+
+
+def _shortened(message: str) -> str:
+    if len(message) <= PAGE_MESSAGE_CHARS:
+        return message
+    return message[:PAGE_MESSAGE_CHARS] + f" ... ({len(message):,} characters; the whole message is in the .json)"
+
+
+def _provenance_items(statement: dict[str, Any]) -> list[tuple[str, Any]]:
+    items: list[tuple[str, Any]] = [(f"subject.{k}", v) for k, v in statement["subject"].items()]
+    items += [(f"run.{k}", v) for k, v in statement["run"].items()]
+    items += [(f"catalogue.{k}", v) for k, v in statement["catalogue"].items()]
+    items += [(k, v) for k, v in statement["provenance"].items()]
+    return items
+
+
+def _plain(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)

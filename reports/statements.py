@@ -1,0 +1,443 @@
+"""Conformance statements: every rule of the catalogue with its verdict for one driver and target pair.
+
+A statement answers "which rules does this driver meet on this target?" in one document a team can
+publish: each rule id of ``harness coverage`` exactly once, *met*, *not met* (with the failing tests,
+their messages and, for a known deviation, its reason) or *not checked here* (with the reason), the
+pair's known deviations with their reasons, the run's provenance, and a one-line summary for a README
+badge. ``harness certify`` makes one from its own run's records; ``harness report`` makes one per
+matrix cell from its ``cell_tests`` table. The schema is ``docs/certify.md``.
+
+This module is pure: it takes the rule catalogue as plain data (the ``rules`` of ``harness coverage
+--format json``, and the expected-outcomes entries) and per-test rows, so the report can use it without
+importing the harness, and a test can feed it a few dicts.
+
+How a rule mapped to several tests reads (docs/certify.md, "Verdicts"):
+
+- any of them failed or errored here (or was flaky across repeats), expected or not: **not met**;
+- otherwise, at least one passed: **met**; the ones skipped or not run are listed with their reasons and
+  the rule's ``complete`` is false (the pass is the verdict of what this target could exercise);
+- otherwise: **not checked here**, with the skip reasons, or why none ran (``-k``, not in the sources).
+
+A rule the catalogue marks not checkable is *not checked here* with the catalogue's reason, whatever its
+tests did (their outcomes are still listed).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+STATEMENT_SCHEMA = "cs-harness.statement/1"
+MET, NOT_MET, NOT_CHECKED = "met", "not-met", "not-checked"
+VERDICTS = (NOT_MET, NOT_CHECKED, MET)
+#: A test's outcome in a statement: a record's four, and ``flaky`` (a matrix cell's test that both passed and failed).
+PASSED, FAILED, ERROR, SKIPPED, FLAKY = "passed", "failed", "error", "skipped", "flaky"
+FAILING = (FAILED, ERROR, FLAKY)
+#: ``cell_tests``' status (reports.outcomes) as a statement's outcome.
+STATUS_OUTCOME = {"pass": PASSED, "fail": FAILED, "flaky": FLAKY, "skip": SKIPPED}
+#: A matrix cell's skipped test when the report's ``cell_tests`` table has no ``skip_reason`` column.
+#: How the report names a Python driver run through an executor (:func:`reports.normalise.driver_name`): its
+#: expected outcomes are still the driver's own (``drivers/pymongo.yml``).
+EXECUTOR_SUFFIX = "-executor"
+NO_SKIP_REASON = "skipped (the report's cell_tests table carries no skip reason)"
+#: What coverage_map appends to a mapping entry whose tests were not loaded.
+NOT_LOADED = " (not loaded)"
+#: Beside a report's statements: the catalogue they were judged against.
+CATALOGUE_FILE = "rule-catalogue.json"
+#: A record's fields that are the test's own; the rest is the run's provenance, the same in every record.
+PER_TEST_FIELDS = frozenset(
+    {
+        "record",
+        "format",
+        "file",
+        "test",
+        "test_id",
+        "line",
+        "rules",
+        "outcome",
+        "message",
+        "mismatches",
+        "started_at",
+        "duration_s",
+        "expectation",
+        "details",
+    }
+)
+
+
+@dataclass(frozen=True)
+class TestRow:
+    """One test's outcome in the run (or matrix cell) a statement is about."""
+
+    __test__ = False  # not a pytest test class
+
+    test_id: str
+    outcome: str
+    #: The failure message (failed, error, flaky), or why it was skipped.
+    message: str = ""
+    #: The expected-outcomes entry's reason, when the test is a listed deviation (None: not known to be one).
+    deviation_reason: str | None = None
+    #: The record's classification (``known-failure``, ``unexpected-failure``, ``skip``...), when known.
+    expectation: str | None = None
+
+
+@dataclass(frozen=True)
+class Deviation:
+    """One entry of an expected-outcomes file that applies to the pair: a test pattern, its outcome and why."""
+
+    test: str
+    outcome: str
+    reason: str
+    file: str
+
+    def matches(self, test_id: str) -> bool:
+        return self.test == test_id or fnmatch.fnmatchcase(test_id, self.test)
+
+
+def rows_from_records(records: Iterable[dict[str, Any]]) -> list[TestRow]:
+    """The rows of a results file's records (``cs-harness.result/1``), one per test (the last record wins)."""
+    rows: dict[str, TestRow] = {}
+    for record in records:
+        expectation = record.get("expectation") or {}
+        kind = expectation.get("kind")
+        known = isinstance(kind, str) and kind.startswith("known-")
+        rows[record["test_id"]] = TestRow(
+            record["test_id"],
+            record["outcome"],
+            record.get("message") or "",
+            expectation.get("reason") if known else None,
+            kind,
+        )
+    return list(rows.values())
+
+
+def provenance_of(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """The run's provenance: every field of the first record that is not the test's own (all records repeat it)."""
+    if not records:
+        return {}
+    return {key: value for key, value in records[0].items() if key not in PER_TEST_FIELDS}
+
+
+def rows_from_cell_tests(cell_tests: Iterable[dict[str, Any]], cell: str) -> list[TestRow]:
+    """A matrix cell's rows from the report's ``cell_tests`` table (status pass/fail/flaky/skip per test).
+
+    The table keeps the latest failure message; a skip reason comes from its ``skip_reason`` column when the
+    report has one (docs/certify.md, "Matrix reports").
+    """
+    rows = []
+    for row in cell_tests:
+        if row.get("cell") != cell:
+            continue
+        outcome = STATUS_OUTCOME.get(row.get("status") or "", SKIPPED)
+        if outcome == FAILED and not row.get("failed") and row.get("error"):
+            outcome = ERROR
+        if outcome != SKIPPED:
+            message = row.get("message") or ""
+        elif "skip_reason" in row:
+            message = row["skip_reason"] or ""
+        else:
+            message = NO_SKIP_REASON
+        rows.append(TestRow(row["test_id"], outcome, message))
+    return rows
+
+
+def deviations_for(expectations: dict[str, Any], target: str, driver: str) -> list[Deviation]:
+    """The entries that apply to a pair, in the order a run reads them: the target's, the driver's, the pair's.
+
+    ``expectations`` is the catalogue's ``expectations`` object: ``targets``, ``drivers`` and ``pairs``
+    (``<target>+<driver>``), each a map from name to a list of ``{test, outcome, reason, file}``.
+    """
+    lists = (
+        (expectations.get("targets") or {}).get(target, []),
+        (expectations.get("drivers") or {}).get(driver, []),
+        (expectations.get("pairs") or {}).get(f"{target}+{driver}", []),
+    )
+    return [
+        Deviation(e["test"], e.get("outcome", FAILED), e["reason"], e.get("file", "")) for part in lists for e in part
+    ]
+
+
+def _lookup(deviations: list[Deviation], test_id: str) -> Deviation | None:
+    return next((d for d in deviations if d.matches(test_id)), None)
+
+
+def _not_run_reason(selection: str | None) -> str:
+    if selection:
+        return f"not selected ({selection})"
+    return "not in this run's spec sources"
+
+
+def rule_verdict(
+    rule: dict[str, Any], rows: dict[str, TestRow], deviations: list[Deviation], selection: str | None = None
+) -> dict[str, Any]:
+    """One rule's entry: its verdict, why, and each mapped test's outcome (module docstring: the reading)."""
+    ids = [t[: -len(NOT_LOADED)] if t.endswith(NOT_LOADED) else t for t in rule.get("checked_by") or []]
+    failing, passed, skipped, not_run = [], [], [], []
+    for test_id in ids:
+        row = rows.get(test_id)
+        if row is None:
+            not_run.append({"test_id": test_id, "reason": _not_run_reason(selection)})
+        elif row.outcome in FAILING:
+            deviation = _lookup(deviations, test_id)
+            reason = row.deviation_reason or (deviation.reason if deviation is not None else None)
+            failing.append(
+                {"test_id": test_id, "outcome": row.outcome, "message": row.message, "known_deviation": reason}
+            )
+        elif row.outcome == PASSED:
+            passed.append(test_id)
+        else:
+            skipped.append({"test_id": test_id, "reason": row.message})
+    if rule.get("not_checkable"):
+        verdict, reason = NOT_CHECKED, f"not checkable: {rule['not_checkable']}"
+    elif not ids:
+        verdict, reason = NOT_CHECKED, "no test checks this rule"
+    elif failing:
+        known = sum(1 for f in failing if f["known_deviation"])
+        verdict = NOT_MET
+        reason = f"{len(failing)} of {len(ids)} test(s) failed" + (
+            f" ({known} listed as known deviations)" if known else ""
+        )
+    elif passed:
+        verdict, reason = MET, None
+    elif skipped:
+        causes = sorted({s["reason"] or "no reason given" for s in skipped})
+        verdict, reason = NOT_CHECKED, "every test of this rule was skipped here: " + "; ".join(causes)
+    else:
+        verdict, reason = NOT_CHECKED, f"none of its {len(ids)} test(s) ran: {_not_run_reason(selection)}"
+    return {
+        "id": rule["id"],
+        "level": rule.get("level"),
+        "kind": rule.get("kind"),
+        "catalogue": rule.get("catalogue"),
+        "section": rule.get("section"),
+        "paraphrase": rule.get("paraphrase"),
+        "check": rule.get("check"),
+        "verdict": verdict,
+        "reason": reason,
+        "complete": verdict == MET and not skipped and not not_run,
+        "tests": {"failed": failing, "passed": passed, "skipped": skipped, "not_run": not_run},
+    }
+
+
+def _deviation_entries(deviations: list[Deviation], rows: dict[str, TestRow]) -> list[dict[str, Any]]:
+    """Each entry with the tests it matched here and whether it was seen (the listed outcome happened)."""
+    entries = []
+    for deviation in deviations:
+        matched = [
+            {"test_id": r.test_id, "outcome": r.outcome}
+            for r in sorted(rows.values(), key=lambda row: row.test_id)
+            if deviation.matches(r.test_id) and _lookup(deviations, r.test_id) is deviation
+        ]
+        seen = any(m["outcome"] == deviation.outcome or m["outcome"] == FLAKY for m in matched)
+        status = "seen" if seen else ("not-exercised" if matched else "no-test-here")
+        entries.append(
+            {
+                "test": deviation.test,
+                "outcome": deviation.outcome,
+                "reason": deviation.reason,
+                "file": deviation.file,
+                "status": status,
+                "tests": matched,
+            }
+        )
+    return entries
+
+
+def build_statement(
+    catalogue: dict[str, Any],
+    rows: list[TestRow],
+    *,
+    subject: dict[str, Any],
+    provenance: dict[str, Any],
+    deviations: list[Deviation] | None = None,
+    run: dict[str, Any] | None = None,
+    generated_at: str | None = None,
+) -> dict[str, Any]:
+    """The statement (``cs-harness.statement/1``) for ``rows`` against every rule of ``catalogue``.
+
+    ``catalogue`` is ``harness coverage --format json``'s document (its ``rules``, ``spec_text``);
+    ``subject`` names the pair (``driver`` and ``target``: name, version...; ``cell`` for a matrix cell);
+    ``run`` says how the run was made (``selection``: the ``-k`` that narrowed it, ``exit_status``...).
+    """
+    run = dict(run or {})
+    deviations = list(deviations or [])
+    by_id = {row.test_id: row for row in rows}
+    rules = [rule_verdict(rule, by_id, deviations, run.get("selection")) for rule in catalogue.get("rules", [])]
+    counts = Counter(rule["verdict"] for rule in rules)
+    outcomes = Counter(row.outcome for row in rows)
+    mapped = {t for rule in rules for group in rule["tests"].values() for t in _test_ids(group)}
+    summary: dict[str, Any] = {
+        "rules": len(rules),
+        "met": counts[MET],
+        "not_met": counts[NOT_MET],
+        "not_checked": counts[NOT_CHECKED],
+        "not_met_must": sum(1 for r in rules if r["verdict"] == NOT_MET and r["level"] == "MUST"),
+        "not_met_should": sum(1 for r in rules if r["verdict"] == NOT_MET and r["level"] == "SHOULD"),
+        "met_incomplete": sum(1 for r in rules if r["verdict"] == MET and not r["complete"]),
+    }
+    statement: dict[str, Any] = {
+        "statement": STATEMENT_SCHEMA,
+        "generated_at": generated_at,
+        "subject": subject,
+        "summary": summary,
+        "run": {
+            **run,
+            "tests": len(rows),
+            "outcomes": {o: outcomes[o] for o in (PASSED, FAILED, ERROR, SKIPPED, FLAKY) if outcomes[o] or o != FLAKY},
+            "tests_naming_no_rule": sum(1 for row in rows if row.test_id not in mapped),
+        },
+        "catalogue": {
+            "rules": len(rules),
+            "spec_text": catalogue.get("spec_text"),
+            "spec_text_compared": bool(catalogue.get("spec_text_compared")),
+            "tests_loaded": catalogue.get("tests_loaded"),
+        },
+        "rules": rules,
+        "deviations": _deviation_entries(deviations, by_id),
+        "provenance": provenance,
+    }
+    summary["badge"] = badge_line(statement)
+    return statement
+
+
+def _test_ids(group: list[Any]) -> list[str]:
+    return [item if isinstance(item, str) else item["test_id"] for item in group]
+
+
+def _joined(value: Any) -> str | None:
+    """A table's list-or-text value (``distinct_values`` gives ``a, b``) as text; None when empty."""
+    text = ", ".join(value) if isinstance(value, list) else value
+    return text or None
+
+
+def named(part: dict[str, Any]) -> str:
+    return " ".join(str(part[k]) for k in ("name", "version") if part.get(k)) or "unknown"
+
+
+def badge_line(statement: dict[str, Any]) -> str:
+    """``pymongo 4.20.0 on secantusdb 0.7.0b3 (embedded): 176/189 rules met, 13 not met, 24 not checked``."""
+    subject, summary = statement["subject"], statement["summary"]
+    target = subject.get("target") or {}
+    kind = f" ({target['kind']})" if target.get("kind") else ""
+    judged = summary["met"] + summary["not_met"]
+    return (
+        f"{named(subject.get('driver') or {})} on {named(target)}{kind}: {summary['met']}/{judged} rules met, "
+        f"{summary['not_met']} not met, {summary['not_checked']} not checked"
+    )
+
+
+def shields_endpoint(statement: dict[str, Any]) -> dict[str, Any]:
+    """A shields.io endpoint document (``https://img.shields.io/endpoint?url=...``): green when every rule judged
+    here is met, yellow when only SHOULD-level rules are not, red when a MUST is not."""
+    summary = statement["summary"]
+    color = "brightgreen" if not summary["not_met"] else "yellow" if not summary["not_met_must"] else "red"
+    judged = summary["met"] + summary["not_met"]
+    return {
+        "schemaVersion": 1,
+        "label": "change streams",
+        "message": f"{summary['met']}/{judged} rules met",
+        "color": color,
+    }
+
+
+# -- writing --------------------------------------------------------------------------------------------------------
+
+
+def write_statement(statement: dict[str, Any], directory: Path, stem: str) -> dict[str, Path]:
+    """``<stem>.json`` (the statement), ``<stem>.html`` (the page), ``<stem>.badge.json`` (shields.io endpoint)."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    paths = {
+        "json": directory / f"{stem}.json",
+        "html": directory / f"{stem}.html",
+        "badge": directory / f"{stem}.badge.json",
+    }
+    paths["json"].write_text(json.dumps(statement, indent=1, default=str) + "\n", encoding="utf-8")
+    from reports.statement_page import render_html
+
+    paths["html"].write_text(render_html(statement), encoding="utf-8")
+    paths["badge"].write_text(json.dumps(shields_endpoint(statement)) + "\n", encoding="utf-8")
+    return paths
+
+
+def file_stem(text: str) -> str:
+    """A file name for a pair or a cell: ``pymongo 4.20.0 / secantusdb ...`` -> ``pymongo-4.20.0_secantusdb-...``.
+
+    Letters, digits, ``.`` and ``-`` only: Spark names an input file by its URL, so a ``+`` in a results file's name
+    comes back as ``%2B`` and ``harness report`` says the file held no records."""
+    kept = "".join(ch if ch.isalnum() or ch in ".-" else "-" if ch == " " else "_" for ch in text.strip())
+    while "--" in kept or "_-" in kept or "-_" in kept:
+        kept = kept.replace("--", "-").replace("_-", "_").replace("-_", "_")
+    return kept.strip("-_") or "statement"
+
+
+def matrix_statements(
+    catalogue: dict[str, Any],
+    cells: Iterable[dict[str, Any]],
+    cell_tests: Iterable[dict[str, Any]],
+    out_dir: Path,
+    generated_at: str | None = None,
+) -> list[dict[str, Any]]:
+    """One statement per matrix cell, written to ``out_dir/<cell>.{json,html,badge.json}``; returns them.
+
+    ``cells`` and ``cell_tests`` are the report's tables of those names (all their rows); the catalogue brings the
+    rules and the expected-outcomes entries (``expectations``), which the harness side supplies.
+    """
+    tests = list(cell_tests)
+    written = []
+    for cell in cells:
+        subject = {
+            "driver": {"name": cell.get("driver_name"), "version": cell.get("driver_version")},
+            "target": {
+                "name": cell.get("target_name"),
+                "version": cell.get("target_version"),
+                "kind": _joined(cell.get("target_kinds")),
+                "topology": cell.get("topology"),
+                "server_versions": cell.get("server_versions"),
+            },
+            "cell": cell["cell"],
+        }
+        driver = str(cell.get("driver_name")).removesuffix(EXECUTOR_SUFFIX)
+        deviations = deviations_for(catalogue.get("expectations") or {}, str(cell.get("target_name")), driver)
+        provenance = {key: value for key, value in cell.items() if key != "cell"}
+        statement = build_statement(
+            catalogue,
+            rows_from_cell_tests(tests, cell["cell"]),
+            subject=subject,
+            provenance={"from": "harness report (matrix cell)", **provenance},
+            deviations=deviations,
+            run={"runs": cell.get("runs"), "strict": None},
+            generated_at=generated_at,
+        )
+        write_statement(statement, out_dir, file_stem(cell["cell"]))
+        written.append(statement)
+    return written
+
+
+def statements_from_report(catalogue_file: Path, tables: dict[str, Any], out_dir: Path) -> str:
+    """``harness report``'s statements: one per cell of its ``cells`` table, from ``cell_tests``, with the catalogue
+    they were judged against beside them (``rule-catalogue.json``); returns the lines it prints.
+
+    A table the report cut short (``TableRows.truncated``) would leave rules without their tests, so then no
+    statement is written and the line says why.
+    """
+    from datetime import datetime, timezone
+
+    catalogue = json.loads(Path(catalogue_file).read_text(encoding="utf-8"))
+    cells, cell_tests = tables.get("cells"), tables.get("cell_tests")
+    if cells is None or cell_tests is None:
+        return "statements: none (the report has no cells or cell_tests table)"
+    cut = [name for name, table in (("cells", cells), ("cell_tests", cell_tests)) if table.truncated]
+    if cut:
+        return f"statements: none written: the report kept only part of {', '.join(cut)} (too many cells x tests)"
+    generated = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    written = matrix_statements(catalogue, cells.rows, cell_tests.rows, out_dir, generated)
+    (Path(out_dir) / CATALOGUE_FILE).write_text(json.dumps(catalogue, indent=1) + "\n", encoding="utf-8")
+    lines = [f"statements: {len(written)} in {out_dir}"]
+    lines += [f"  {s['summary']['badge']}" for s in written]
+    return "\n".join(lines)
