@@ -68,17 +68,15 @@ def target_of(cell: Column) -> Column:
     return F.regexp_extract(cell, DRIVER_AND_TARGET, 2)
 
 
-def cell_statuses(verdicts: DataFrame) -> DataFrame:
-    """One row per cell x test: driver, target, status, counts, failure messages and whether failures were expected."""
+def cell_statuses(verdicts: DataFrame, per_test: DataFrame | None = None) -> DataFrame:
+    """One row per cell x test: driver, target, status, counts, failure messages and whether failures were expected.
+
+    With ``per_test`` (:func:`reports.conformance.per_cell_test` of the same verdicts) the counts and the latest
+    message come from it and only the failing verdicts are read again, for their messages, patterns and
+    expectations: sets of text, which Spark gathers by sorting, over a few percent of the verdicts.
+    """
     failing = is_failure()
-    grouped = verdicts.groupBy("cell", "test_id").agg(
-        F.min("spec_file").alias("spec_file"),
-        F.min("test").alias("test"),
-        *[F.min(axis).alias(axis) for axis in CELL_AXES],
-        F.count_if(F.col("outcome") == "passed").alias("passed"),
-        F.count_if(failing).alias("failures"),
-        F.count_if(F.col("outcome") == "skipped").alias("skipped"),
-        latest_failure_message(),
+    failure_sets = [
         F.slice(F.array_sort(F.collect_set(F.when(failing, F.col("message")))), 1, MESSAGES).alias("messages"),
         F.collect_set(F.when(failing, F.col("message_pattern"))).alias("patterns"),
         # true: the expected-outcomes file listed every failure (known deviations); null: no file was used
@@ -86,7 +84,38 @@ def cell_statuses(verdicts: DataFrame) -> DataFrame:
         F.array_join(F.array_sort(F.collect_set(F.when(failing, F.col("expectation_kind")))), ", ").alias(
             "expectation_kinds"
         ),
-    )
+    ]
+    if per_test is None:
+        grouped = verdicts.groupBy("cell", "test_id").agg(
+            F.min("spec_file").alias("spec_file"),
+            F.min("test").alias("test"),
+            *[F.min(axis).alias(axis) for axis in CELL_AXES],
+            F.count_if(F.col("outcome") == "passed").alias("passed"),
+            F.count_if(failing).alias("failures"),
+            F.count_if(F.col("outcome") == "skipped").alias("skipped"),
+            latest_failure_message(),
+            *failure_sets,
+        )
+    else:
+        sets = verdicts.where(failing).groupBy("cell", "test_id").agg(*failure_sets)
+        none: dict[str, Column] = {  # what the sets are for a cell x test without failures
+            "messages": F.array_compact(F.array().cast("array<string>")),  # an array of non-null texts, as collected
+            "patterns": F.array_compact(F.array().cast("array<string>")),
+            "expected": F.lit(None).cast("boolean"),
+            "expectation_kinds": F.lit(""),
+        }
+        grouped = per_test.join(sets, ["cell", "test_id"], "left").select(
+            "cell",
+            "test_id",
+            "spec_file",
+            "test",
+            *CELL_AXES,
+            "passed",
+            (F.col("failed") + F.col("error")).alias("failures"),
+            "skipped",
+            "message",
+            *[F.coalesce(F.col(name), empty).alias(name) for name, empty in none.items()],
+        )
     return grouped.select(
         "*",
         driver_of(F.col("cell")).alias("driver"),
@@ -127,9 +156,12 @@ def _evidence(cells: Column) -> Column:
     return F.transform(F.slice(F.array_sort(F.transform(others, keyed)), 1, EVIDENCE), sentence)
 
 
-def blame(verdicts: DataFrame) -> DataFrame:
-    """One row per cell x test that fails or is flaky there: the cause, the reason, the evidence and the messages."""
-    decided = cell_statuses(verdicts).where(F.col("status") != "skip")
+def blame(verdicts: DataFrame, per_test: DataFrame | None = None) -> DataFrame:
+    """One row per cell x test that fails or is flaky there: the cause, the reason, the evidence and the messages.
+
+    ``per_test``: :func:`reports.conformance.per_cell_test` of the same verdicts, when the job made it.
+    """
+    decided = cell_statuses(verdicts, per_test).where(F.col("status") != "skip")
     on_target, with_driver, of_test = (
         Window.partitionBy("test_id", "target"),
         Window.partitionBy("test_id", "driver"),

@@ -13,9 +13,18 @@ import importlib.util
 import sys
 import warnings
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from reports.java import JavaMissing, check_java
+from reports.class_archive import class_archive
+from reports.discover import InputFiles, discover_inputs
+from reports.input_size import InputSize, directory_bytes, input_size
+from reports.java import JavaMissing, JavaRuntime, check_java
 
+if TYPE_CHECKING:
+    from reports.job import ReportResult
+
+#: ``--spark-profile``: picked by size, or either one forced.
+PROFILES = ("auto", "small", "large")
 PYSPARK_HINT = "install it with `pip install -e '.[reports]'` (PySpark 4, pandas, pyarrow)"
 
 
@@ -63,6 +72,21 @@ def add_report_arguments(parser: argparse.ArgumentParser) -> None:
         help="the rule catalogue as JSON (harness report supplies it): write a conformance statement per cell "
         "to OUT/statements/ (docs/certify.md)",
     )
+    parser.add_argument(
+        "--class-archive",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="where the driver JVM's class archive is kept (harness supplies its cache folder; "
+        "HARNESS_NO_CACHE=1 turns it off): the first report records it, later ones start faster",
+    )
+    parser.add_argument(
+        "--spark-profile",
+        choices=PROFILES,
+        default="auto",
+        help="Spark settings for a small input (interpreted, one partition) or Spark's defaults; auto picks by "
+        "the size of everything the report reads (docs/reports.md, 'When the input is small')",
+    )
     parser.add_argument("--title", default=None, help="the page's title")
     parser.add_argument(
         "--driver-memory",
@@ -76,22 +100,20 @@ class PySparkMissing(RuntimeError):
     pass
 
 
-def check_runtime() -> None:
+def check_runtime() -> JavaRuntime:
     """PySpark importable and a Java it can run on; raises with the fix otherwise."""
     if importlib.util.find_spec("pyspark") is None:
         raise PySparkMissing(f"harness report needs PySpark, which is not installed; {PYSPARK_HINT}")
-    check_java()
+    return check_java()
 
 
 def command_report(args: argparse.Namespace) -> int:
     """Run the report; 0 on success, 2 when the runtime is missing or an input could not be used."""
     try:
-        check_runtime()
+        java = check_runtime()
     except (PySparkMissing, JavaMissing) as exc:
         print(f"harness report: {exc}", file=sys.stderr)
         return 2
-    from reports.discover import discover_inputs
-
     found = discover_inputs(args.inputs)
     if found.empty:
         for path, problem in found.problems:
@@ -101,12 +123,38 @@ def command_report(args: argparse.Namespace) -> int:
     warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas", category=FutureWarning)
     from reports.job import run_report
     from reports.session import report_session
+
+    archive = class_archive(args.class_archive, java.path, java.version)
+    small = reads(args, found).small if args.spark_profile == "auto" else args.spark_profile == "small"
+    try:
+        with report_session(args.master, args.driver_memory, small=small, class_archive=archive) as spark:
+            result = run_report(
+                spark, args.inputs, args.out, baseline=args.baseline, append_to=args.append_to, title=args.title
+            )
+        return _print_outcome(args, result)
+    finally:
+        if archive is not None:
+            if archive.pending:
+                print(f"harness report: recording the JVM's class archive, once ({archive.path})", file=sys.stderr)
+            archive.finish()
+
+
+def reads(args: argparse.Namespace, found: InputFiles) -> InputSize:
+    """Everything the report will read: its inputs, the baseline's and the history it appends to."""
+    from reports.history import verdicts_directory
+
+    size = input_size(found)
+    if args.baseline:
+        size = size + input_size(discover_inputs(args.baseline))
+    if args.append_to is not None:
+        size = size + InputSize(0, directory_bytes(verdicts_directory(args.append_to)))
+    return size
+
+
+def _print_outcome(args: argparse.Namespace, result: ReportResult) -> int:
+    """What the report wrote and found, and its exit status."""
     from reports.summary import headline, summary_lines
 
-    with report_session(args.master, args.driver_memory) as spark:
-        result = run_report(
-            spark, args.inputs, args.out, baseline=args.baseline, append_to=args.append_to, title=args.title
-        )
     print(f"report: {result.page}")
     print(f"tables: {result.tables_dir} (Parquet and CSV)")
     if result.runs_added is not None:
@@ -114,7 +162,7 @@ def command_report(args: argparse.Namespace) -> int:
     for line in summary_lines(result.tables):
         print(line)
     if getattr(args, "rule_catalogue", None) is not None:
-        from reports.statements import statements_from_report
+        from reports.statement_files import statements_from_report
 
         print(statements_from_report(args.rule_catalogue, result.tables, Path(args.out) / "statements"))
     unusable = headline(result.tables).file_problems

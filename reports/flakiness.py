@@ -10,9 +10,10 @@ twenty give [0.05, 0.36] (a real flake). The classification says which.
 
 from __future__ import annotations
 
-from pyspark.sql import Column, DataFrame, Window, WindowSpec
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from reports.conformance import in_time
 from reports.frames import sorted_table
 from reports.outcomes import DECIDED, is_failure, latest_failure_message
 
@@ -42,10 +43,6 @@ def classification(failures: Column, runs: Column) -> Column:
     )
 
 
-def _in_time(*keys: str) -> WindowSpec:
-    return Window.partitionBy(*keys).orderBy(F.col("started_at").asc_nulls_first(), "run_id", "repeat")
-
-
 def flakiness(verdicts: DataFrame, per_test: DataFrame | None = None) -> DataFrame:
     """One row per cell x test with decided verdicts.
 
@@ -67,7 +64,7 @@ def _counted(verdicts: DataFrame) -> DataFrame:
     decided = (
         verdicts.where(F.col("outcome").isin(*DECIDED))
         .select(*KEYS, "test", "started_at", "run_id", "repeat", "outcome", "message", is_failure().alias("failure"))
-        .withColumn("changed", F.col("failure") != F.lag("failure").over(_in_time(*KEYS)))
+        .withColumn("changed", F.col("failure") != F.lag("failure").over(in_time(*KEYS)))
     )
     return decided.groupBy(*KEYS).agg(
         F.min("test").alias("test"),

@@ -13,7 +13,8 @@ import atexit
 import functools
 import shutil
 import tempfile
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -57,6 +58,8 @@ class Sources:
     versions: DataFrame
     #: :func:`reports.conformance.per_cell_test` of the verdicts, when it fits the tables' keys (cached).
     per_test: DataFrame | None = None
+    #: :func:`reports.conformance.run_parts` of the verdicts, when the shared aggregate was made (stored).
+    parts: DataFrame | None = None
 
 
 def load_inputs(
@@ -108,11 +111,11 @@ def _scratch() -> Path:
 
 
 #: Each table, in the order written: how it is made from the sources and the tables made before it.
-TABLES: dict[str, Callable[[Sources, dict[str, DataFrame]], DataFrame]] = {
-    "cells": lambda s, t: conformance.cells(s.verdicts, s.versions),
-    "cell_files": lambda s, t: conformance.cell_files(s.verdicts),
+TABLES: dict[str, Callable[[Sources, Mapping[str, DataFrame]], DataFrame]] = {
+    "cells": lambda s, t: conformance.cells(s.verdicts, s.versions, s.parts),
+    "cell_files": lambda s, t: conformance.cell_files(s.verdicts, s.parts),
     "cell_tests": lambda s, t: conformance.cell_tests(s.verdicts, s.per_test),
-    "blame": lambda s, t: blame.blame(s.verdicts),
+    "blame": lambda s, t: blame.blame(s.verdicts, s.per_test),
     "blame_cells": lambda s, t: blame.blame_cells(t["cells"], t["blame"], s.versions),
     "version_status": lambda s, t: axes.version_status(s.verdicts, s.versions, s.per_test),
     "first_pass": lambda s, t: axes.first_pass(t["version_status"]),
@@ -123,7 +126,7 @@ TABLES: dict[str, Callable[[Sources, dict[str, DataFrame]], DataFrame]] = {
     "baseline_diff": lambda s, t: baseline.baseline_diff(
         t["cell_tests"], None if s.baseline is None else conformance.cell_tests(s.baseline)
     ),
-    "runs": lambda s, t: history.runs(s.verdicts),
+    "runs": lambda s, t: history.runs(s.verdicts, s.parts),
     "unbuilt_cells": lambda s, t: sorted_table(
         s.cells.select("matrix", "cell", "stage", "reason", "at", "file"), "matrix", "cell"
     ),
@@ -131,33 +134,59 @@ TABLES: dict[str, Callable[[Sources, dict[str, DataFrame]], DataFrame]] = {
 }
 
 
-class _MadeTables(dict):
-    """The tables made so far. A table another one is made from is cached when it is asked for, so the
-    verdicts are aggregated into it once, not again for every table built on it."""
+#: The tables other tables are made from (the ``t[name]`` of :data:`TABLES`): each is cached when it is planned,
+#: so the verdicts are aggregated into it once, however many tables read it and in whatever order they run.
+SHARED_TABLES = frozenset({"cells", "blame", "version_status", "cell_tests"})
+
+
+class PlannedTables(Mapping[str, DataFrame]):
+    """Every table of :data:`TABLES`, each planned once, when first asked for, by whichever thread asks.
+
+    Planning a table is tens of calls into the JVM (Spark analyses each step as it is built): seconds for the
+    fifteen tables of a small report, where computing them takes about as long. :func:`reports.write.write_tables`
+    asks for each table in the thread that computes it, so tables are planned while others run. A table made
+    from others asks for them here: it waits for one being planned in another thread, or plans it itself
+    (the tables depend on each other without cycles, so no thread waits for itself).
+    """
+
+    def __init__(self, sources: Sources) -> None:
+        self._sources = sources
+        self._planned: dict[str, DataFrame] = {}
+        self._locks = {name: threading.Lock() for name in TABLES}
 
     def __getitem__(self, name: str) -> DataFrame:
-        return super().__getitem__(name).cache()
+        with self._locks[name]:
+            if name not in self._planned:
+                table = TABLES[name](self._sources, self)
+                self._planned[name] = table.cache() if name in SHARED_TABLES else table
+            return self._planned[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(TABLES)
+
+    def __len__(self) -> int:
+        return len(TABLES)
+
+    def planned(self) -> list[DataFrame]:
+        """The tables planned so far (each once)."""
+        return list(self._planned.values())
 
 
-def tables_from(sources: Sources) -> dict[str, DataFrame]:
-    """Every table of :data:`TABLES`, lazily (nothing runs until a table is written or read)."""
-    made: dict[str, DataFrame] = _MadeTables()
-    for name, make in TABLES.items():
-        made[name] = make(sources, made)
-    return dict(made)
+def tables_from(sources: Sources) -> PlannedTables:
+    """Every table of :data:`TABLES`, planned as each is asked for (nothing runs until a table is written or read)."""
+    return PlannedTables(sources)
 
 
-def compute_tables(
-    spark: SparkSession, inputs: list[str], *, baseline: list[str] | None = None
-) -> dict[str, DataFrame]:
+def compute_tables(spark: SparkSession, inputs: list[str], *, baseline: list[str] | None = None) -> PlannedTables:
     """Every report table over ``inputs`` (files or directories), diffed against ``baseline`` when given."""
     loaded = load_inputs(spark, inputs)
     return tables_over(spark, loaded, loaded.verdicts, baseline)
 
 
-#: From how many verdicts the tables are made from one shared aggregate (:func:`reports.conformance.per_cell_test`).
-#: It saves two shuffles of every verdict on large inputs, and costs two small jobs before the tables start,
-#: which on a few thousand verdicts is more than it saves.
+#: From how many verdicts the tables are made from the shared aggregates (:func:`reports.conformance.per_cell_test`
+#: and :func:`reports.conformance.run_parts`). On large inputs they replace a sort or shuffle of every verdict
+#: per table with hash aggregates; they cost ~8 small jobs and a Parquet write before the tables start,
+#: which on a few thousand verdicts is more than they save.
 SHARED_AGGREGATE_ROWS = 200_000
 
 
@@ -167,7 +196,7 @@ def tables_over(
     verdicts: DataFrame,
     baseline: list[str] | None,
     baseline_store: Path | None = None,
-) -> dict[str, DataFrame]:
+) -> PlannedTables:
     """The tables over ``verdicts`` (this input, or the whole history), with ``loaded``'s cells and problems."""
     problems = loaded.problems
     if baseline:
@@ -177,17 +206,31 @@ def tables_over(
         base_verdicts, problems = against.verdicts, problems.unionByName(against.problems)
     else:
         base_verdicts = None
-    if verdicts is loaded.verdicts and loaded.versions is not None:
-        versions = ranked_versions(spark, loaded.versions)
-    else:  # the whole history: its versions are not all in this input
-        versions = version_dimension(spark, verdicts, list(axes.AXES))
-    per_test = None
+    per_test = parts = None
     if verdicts is not loaded.verdicts or (loaded.rows or 0) >= SHARED_AGGREGATE_ROWS:
-        per_test = conformance.per_cell_test(verdicts).cache()
-        if not axes.keys_fit(per_test):
+        counts = conformance.per_key_counts(verdicts).cache()
+        parts = _stored(spark, conformance.run_parts(verdicts, conformance.test_index(counts)), "parts")
+        per_test = conformance.per_cell_test(verdicts, counts, parts).cache()
+        if not axes.keys_fit(per_test):  # (which computes per_test: its counts need not stay cached)
             per_test.unpersist()
             per_test = None
-    return tables_from(Sources(verdicts, base_verdicts, loaded.cells, problems, versions, per_test))
+        counts.unpersist()
+    if verdicts is loaded.verdicts and loaded.versions is not None:
+        versions = ranked_versions(spark, loaded.versions)
+    else:  # the whole history: its versions are not all in this input (the run parts hold them, much smaller)
+        versions = version_dimension(spark, verdicts if parts is None else parts, list(axes.AXES))
+    return tables_from(Sources(verdicts, base_verdicts, loaded.cells, problems, versions, per_test, parts))
+
+
+def _stored(spark: SparkSession, frame: DataFrame, name: str) -> DataFrame:
+    """``frame`` written once as Parquet in a temporary directory (removed at exit) and read from there.
+
+    For an intermediate several tables read that is too large to cache in memory (millions of rows of text).
+    """
+    directory = Path(tempfile.mkdtemp(prefix=f"harness-report-{name}-"))
+    atexit.register(shutil.rmtree, directory, ignore_errors=True)
+    frame.write.parquet(str(directory / name))
+    return spark.read.parquet(str(directory / name))
 
 
 def verdicts_store(out_dir: Path, name: str = "verdicts") -> Path:
@@ -219,7 +262,7 @@ def run_report(
         added, verdicts = history.append_verdicts(spark, loaded.verdicts, append_to)
     tables = tables_over(spark, loaded, verdicts, baseline, verdicts_store(out_dir, "baseline-verdicts"))
     collected = write_tables(tables, out_dir)
-    for table in tables.values():
+    for table in tables.planned():
         table.unpersist()
     page = render_report(collected, Path(out_dir) / "report.html", title=title or "Change-stream conformance report")
     return ReportResult(page, tables_directory(out_dir), collected, added)

@@ -14,6 +14,7 @@ cluster ``--out`` needs to be writable here (the workers only read inputs).
 from __future__ import annotations
 
 import shutil
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -43,10 +44,18 @@ def write_table(name: str, table: DataFrame, tables_dir: Path) -> TableRows:
     return write_csv_and_keep(name, rows, tables_dir / f"{name}.csv")
 
 
-def write_tables(tables: dict[str, DataFrame], out_dir: Path | str) -> dict[str, TableRows]:
-    """Write every table under ``out_dir/tables``; each table's rows for the page, by name."""
+def write_tables(tables: Mapping[str, DataFrame], out_dir: Path | str) -> dict[str, TableRows]:
+    """Write every table under ``out_dir/tables``; each table's rows for the page, by name.
+
+    Each table is taken from ``tables`` in the thread that computes it: when the mapping plans its tables
+    as they are asked for (:func:`reports.job.tables_from`), one table is planned while others run.
+    """
     tables_dir = tables_directory(out_dir)
     tables_dir.mkdir(parents=True, exist_ok=True)
+
+    def write(name: str) -> TableRows:
+        return write_table(name, tables[name], tables_dir)
+
     with ThreadPoolExecutor(max_workers=PARALLEL_WRITES, thread_name_prefix="write-table") as pool:
-        futures = {name: pool.submit(write_table, name, table, tables_dir) for name, table in tables.items()}
+        futures = {name: pool.submit(write, name) for name in tables}
         return {name: future.result() for name, future in futures.items()}

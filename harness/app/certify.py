@@ -65,7 +65,7 @@ def add_certify_arguments(parser: argparse.ArgumentParser) -> None:
 
 def pair_stem(driver: str, target: str) -> str:
     """The statement's file name for ``--driver D --target T``: ``pymongo-async-on-embedded``."""
-    from reports.statements import file_stem
+    from reports.statement_files import file_stem
 
     return file_stem(f"{driver}-on-{target}")
 
@@ -99,7 +99,7 @@ def command_certify(args: argparse.Namespace) -> int:
         sources=sources,
         options=options,
     )
-    from reports.statements import write_statement
+    from reports.statement_files import write_statement
 
     paths = write_statement(statement, out, stem)
     print(f"statement: {paths['html']} ({paths['json'].name}, {paths['badge'].name}; results: {results.name})")

@@ -297,7 +297,16 @@ def command_report(args: argparse.Namespace) -> int:
     from harness.app.certify import with_rule_catalogue
     from reports.cli import command_report as run_report
 
-    return run_report(with_rule_catalogue(args))
+    return run_report(with_class_archive(with_rule_catalogue(args)))
+
+
+def with_class_archive(args: argparse.Namespace) -> argparse.Namespace:
+    """``harness report``'s arguments with the folder of the JVM class archive: the harness's cache, when on."""
+    from harness.formats import cache
+
+    if args.class_archive is None and cache.enabled():
+        args.class_archive = cache.cache_dir() / "spark-classes"
+    return args
 
 
 def command_certify(args: argparse.Namespace) -> int:

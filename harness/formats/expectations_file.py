@@ -11,12 +11,13 @@ from pathlib import Path
 import yaml
 
 from harness.core.expectations import Expectations, ExpectationsError
+from harness.formats.data_yaml import load_data_yaml
 
 
 def load_expectations(path: Path) -> Expectations:
     """The expectations in ``path``; a file that cannot be read or parsed raises :class:`ExpectationsError`."""
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = load_data_yaml(path.read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError) as exc:
         raise ExpectationsError(f"{path}: cannot read expected outcomes: {exc}") from exc
     return Expectations.from_data(data, str(path))

@@ -29,6 +29,7 @@ import yaml
 
 from harness.core.model import SpecTest
 from harness.core.project_data import project_data
+from harness.formats.data_yaml import load_data_yaml
 from harness.formats.loaders import format_of, load_file
 from harness.formats.spec_reader import SPEC_SUFFIXES
 
@@ -180,7 +181,7 @@ def write_manifest(
 def read_manifest(path: Path) -> list[PinnedFile]:
     """The pinned files of one manifest; a malformed one is a :class:`PinFileError` naming file and entry."""
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = load_data_yaml(path.read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError) as exc:
         raise PinFileError(f"{path}: cannot read the pin manifest: {exc}") from exc
     if not isinstance(data, dict) or not isinstance(data.get("files"), dict):
@@ -206,7 +207,7 @@ def read_manifest(path: Path) -> list[PinnedFile]:
 def read_source(path: Path) -> str:
     """The source a manifest pins (``harness specs pin`` refreshes the others' folders without their files)."""
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = load_data_yaml(path.read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError):
         return ""
     return str(data.get("source") or "") if isinstance(data, dict) else ""

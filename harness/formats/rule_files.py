@@ -25,6 +25,7 @@ import yaml
 
 from harness.core.project_data import project_data
 from harness.core.rules import BREAKAGE_SIDES, RULE_ID, Breakage, Rule, RuleIndex, TestRules
+from harness.formats.data_yaml import load_data_yaml
 
 #: The project's own coverage files (``specs/coverage/``, as installed).
 COVERAGE_DIR = project_data("coverage")
@@ -88,7 +89,7 @@ class Catalogue:
 
 def _read_yaml(path: Path) -> Any:
     try:
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
+        return load_data_yaml(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise RuleFileError(f"{path}: cannot read: {exc}") from exc
     except yaml.YAMLError as exc:

@@ -107,12 +107,13 @@ def _sigterm_interrupts() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
-def _header(definition: MatrixDefinition, manifest: Manifest, cache: EnvCache, out: Path) -> list[str]:
-    repeats = [r for cell in manifest.data["cells"] for r in cell["repeats"]]
+def _header(definition: MatrixDefinition, manifest: Manifest, cells: list, cache: EnvCache, out: Path) -> list[str]:
+    """What this run will do: the chosen cells only (a shared manifest under ``--cell`` holds the others too)."""
+    repeats = [r for cell in cells for r in manifest.cell(cell.id)["repeats"]]
     todo = sum(1 for r in repeats if r["status"] == "pending")
     return [
         (
-            f"harness matrix {definition.matrix_id}: {len(manifest.data['cells'])} cell(s) x {definition.repeat} "
+            f"harness matrix {definition.matrix_id}: {len(cells)} cell(s) x {definition.repeat} "
             f"repeat(s); {todo} of {len(repeats)} run(s) to do, {definition.jobs} cell(s) at a time"
         ),
         f"  environments: {cache.root} ({cache.installer.name}); results: {out}",
@@ -167,7 +168,7 @@ def command_matrix(args: argparse.Namespace) -> int:
     except (DefinitionError, InstallerUnavailable, EnvError, ManifestError) as exc:
         print(f"harness matrix: {exc}", file=sys.stderr)
         return 2
-    for line in _header(definition, manifest, cache, out) + [f"  resume: {note}" for note in notes]:
+    for line in _header(definition, manifest, cells, cache, out) + [f"  resume: {note}" for note in notes]:
         say(line)
     with _sigterm_interrupts():
         stopped = MatrixRun(definition, cells, manifest, cache, children, out, say).run()

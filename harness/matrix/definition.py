@@ -33,6 +33,7 @@ from typing import Any
 
 import yaml
 
+from harness.formats.data_yaml import load_data_yaml
 from harness.targets.connection_strings import redact as redact_uri
 
 #: The suites a cell runs, in the main job's order (default: all of them, as ``harness run --suite all`` with the
@@ -488,7 +489,7 @@ def read_matrix_file(path: Path) -> dict[str, Any]:
     except OSError as exc:
         raise DefinitionError(f"--matrix {path}: cannot read it: {exc.strerror}") from None
     try:
-        data = yaml.safe_load(text)
+        data = load_data_yaml(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         at = f" line {mark.line + 1}" if mark is not None else ""

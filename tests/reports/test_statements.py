@@ -12,6 +12,13 @@ import re
 import pytest
 
 from reports.collect import TableRows
+from reports.statement_files import (
+    file_stem,
+    matrix_statements,
+    shields_endpoint,
+    statements_from_report,
+    write_statement,
+)
 from reports.statement_page import render_html
 from reports.statements import (
     MET,
@@ -23,13 +30,8 @@ from reports.statements import (
     badge_line,
     build_statement,
     deviations_for,
-    file_stem,
-    matrix_statements,
     rows_from_cell_tests,
     rows_from_records,
-    shields_endpoint,
-    statements_from_report,
-    write_statement,
 )
 
 A1, A2, A3 = "unified/a::CS-A: one", "unified/a::CS-A: two", "unified/a::CS-A: three"

@@ -259,3 +259,17 @@ def test_running_some_cells_keeps_the_others_finished_repeats(tmp_path):
     Manifest.open(tmp_path, definition(), CELLS[1:], envs())  # --cell <the second cell>, the same definition
     whole, _ = open_manifest(tmp_path)
     assert whole.pending(CELLS[0].id) == [] and whole.repeat(CELLS[0].id, 1)["counts"] == {"passed": 3}
+
+
+def test_the_run_header_counts_the_cells_chosen_not_every_cell_of_a_shared_manifest(tmp_path):
+    from types import SimpleNamespace
+
+    from harness.matrix.cli import _header
+
+    manifest = open_manifest(tmp_path, repeat=2)[0]
+    set_status(manifest, CELLS[1], 1, DONE)
+    cache = SimpleNamespace(root=tmp_path / "envs", installer=SimpleNamespace(name="uv"))
+    every = _header(definition(2), manifest, CELLS, cache, tmp_path)[0]
+    assert "2 cell(s) x 2 repeat(s); 3 of 4 run(s) to do" in every
+    chosen = _header(definition(2), manifest, [CELLS[1]], cache, tmp_path)[0]
+    assert "1 cell(s) x 2 repeat(s); 1 of 2 run(s) to do" in chosen
