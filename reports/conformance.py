@@ -17,6 +17,7 @@ from reports.outcomes import (
     COUNTS,
     DECIDED,
     OUTCOMES,
+    added_counts,
     is_failure,
     latest_failure_message,
     latest_skip_reason,
@@ -44,7 +45,7 @@ def cells(verdicts: DataFrame, versions: DataFrame, parts: DataFrame | None = No
     else:
         # to one row per run first (numeric buffers, hashed), so the sets gather a few rows per cell
         per_run = parts.groupBy("cell", *CELL_AXES, CONFIGURED, "target_kind", "server_version", "run_id").agg(
-            *[F.sum(column).alias(column) for column in ("verdicts", *OUTCOMES)]
+            *added_counts()
         )
         grouped = per_run.groupBy("cell", *CELL_AXES).agg(
             F.bool_or(CONFIGURED).alias("network_faults"),
@@ -65,22 +66,19 @@ def cell_files(verdicts: DataFrame, parts: DataFrame | None = None) -> DataFrame
     if parts is None:
         grouped = verdicts.groupBy("cell", "spec_file").agg(*outcome_counts())
     else:
-        per_run = parts.groupBy("cell", "spec_file", "run_id").agg(
-            *[F.sum(column).alias(column) for column in ("verdicts", *OUTCOMES)]
-        )
-        grouped = per_run.groupBy(
-            "cell", "spec_file"
-        ).agg(
+        per_run = parts.groupBy("cell", "spec_file", "run_id").agg(*added_counts())
+        grouped = per_run.groupBy("cell", "spec_file").agg(
             F.count("run_id").alias("runs"),  # one row per run (and one without a run id, not counted)
-            *summed_counts()[1:],
+            *added_counts(),
         )
     return sorted_table(with_rates(grouped).drop("status"), "cell", "spec_file")
 
 
 #: Whether a configuration ran with network faults of its own (the ``+netfaults`` of its name), per configuration.
 CONFIGURED = "netfaults_configured"
-#: Tests per word of :func:`run_parts`' test bitmap (the bits of a long).
+#: Tests per word of :func:`run_parts`' test bitmap (the bits of a long), and the shift from a test's index to its word.
 WORD_BITS = 64
+WORD_SHIFT = WORD_BITS.bit_length() - 1
 #: The columns of :func:`run_parts` a run is grouped by besides its cell and spec file (constant per run x cell).
 RUN_COLUMNS = ("source", "matrix", "cell_label", "target_kind", "server_version")
 
@@ -102,10 +100,9 @@ def per_key_counts(verdicts: DataFrame) -> DataFrame:
     return named.groupBy("cell", "test_id").agg(
         F.min("spec_file").alias("spec_file"),
         F.min("test").alias("test"),
-        F.min(F.when(F.col("decided"), F.col("test"))).alias(
-            "decided_test"
-        ),  # flakiness names a test by its decided runs
-        *[F.coalesce(F.sum(column), F.lit(0)).alias(column) for column in ("verdicts", *OUTCOMES)],
+        # flakiness names a test by its decided runs
+        F.min(F.when(F.col("decided"), F.col("test"))).alias("decided_test"),
+        *added_counts(),
         F.max("failed_at").alias("failed_at"),
         F.max("skipped_at").alias("skipped_at"),
     )
@@ -143,7 +140,7 @@ def run_parts(verdicts: DataFrame, tests: DataFrame) -> DataFrame:
         *CELL_AXES,
         network_faults_configured().alias(CONFIGURED),
         "spec_file",
-        F.shiftright("test_index", 6).alias("word"),
+        F.shiftright("test_index", WORD_SHIFT).alias("word"),
         *RUN_COLUMNS,
     ).agg(
         F.count("*").alias("verdicts"),
@@ -157,8 +154,7 @@ def run_parts(verdicts: DataFrame, tests: DataFrame) -> DataFrame:
 
 def summed_counts() -> list[Column]:
     """:func:`reports.outcomes.outcome_counts` of the verdicts, counted from :func:`run_parts` rows."""
-    sums = [F.coalesce(F.sum(column), F.lit(0)).alias(column) for column in ("verdicts", *OUTCOMES)]
-    return [F.count_distinct("run_id").alias("runs"), *sums]
+    return [F.count_distinct("run_id").alias("runs"), *added_counts()]
 
 
 def runs_per_key(parts: DataFrame, tests: DataFrame) -> DataFrame:
@@ -174,7 +170,7 @@ def runs_per_key(parts: DataFrame, tests: DataFrame) -> DataFrame:
         )
     )
     keyed = tests.select(
-        "test_id", F.shiftright("test_index", 6).alias("word"), (F.col("test_index") % WORD_BITS).alias("bit")
+        "test_id", F.shiftright("test_index", WORD_SHIFT).alias("word"), (F.col("test_index") % WORD_BITS).alias("bit")
     )
     return per_bit.join(F.broadcast(keyed), "word").select("cell", "test_id", F.col("runs")[F.col("bit")].alias("runs"))
 

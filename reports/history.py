@@ -15,7 +15,7 @@ from pyspark.sql import functions as F
 
 from reports.discover import VERDICTS_MARKER
 from reports.frames import distinct_values, sorted_table
-from reports.outcomes import OUTCOMES, with_rates
+from reports.outcomes import OUTCOMES, added_counts, with_rates
 from reports.read import read_verdicts
 
 
@@ -33,7 +33,7 @@ def runs(verdicts: DataFrame, parts: DataFrame | None = None) -> DataFrame:
             F.min("started_at").alias("started_at"),
             F.max("ended_at").alias("ended_at"),
             F.max("repeat").alias("repeat"),
-            *[F.sum(column).alias(column) for column in ("verdicts", *OUTCOMES)],
+            *added_counts(),
         )
     else:
         per_cell = verdicts.groupBy("run_id", "cell", "source").agg(
@@ -53,7 +53,7 @@ def runs(verdicts: DataFrame, parts: DataFrame | None = None) -> DataFrame:
         F.max("cell_label").alias("cell_label"),
         F.max("repeat").alias("repeat"),
         distinct_values("source").alias("sources"),
-        *[F.coalesce(F.sum(column), F.lit(0)).alias(column) for column in ("verdicts", *OUTCOMES)],  # never null
+        *added_counts(),
     )
     table = with_rates(grouped).drop("status")
     if from_parts:

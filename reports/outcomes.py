@@ -29,6 +29,11 @@ def outcome_counts() -> list[Column]:
     return [F.count_distinct("run_id").alias("runs"), F.count("*").alias("verdicts"), *counts]
 
 
+def added_counts() -> list[Column]:
+    """Aggregations: ``verdicts`` and one count per outcome, added up from rows that hold them (never null)."""
+    return [F.coalesce(F.sum(column), F.lit(0)).alias(column) for column in ("verdicts", *OUTCOMES)]
+
+
 def with_rates(grouped_counts: DataFrame) -> DataFrame:
     """Add ``decided``, ``pass_rate`` and ``status`` to a frame of :func:`outcome_counts`."""
     decided = F.col("passed") + F.col("failed") + F.col("error")
