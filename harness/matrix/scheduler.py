@@ -223,13 +223,16 @@ class MatrixRun:
         failure = None
         for step in steps:
             before = observe(results, cell).records
-            finished = self.children.run(
-                step.command,
-                log,
-                cwd=self.out / cell_dir(cell.id),
-                on_start=lambda pid: self.manifest.update(lambda: repeat.update(pid=pid)),
-            )
-            if finished.stopped:
+            try:
+                finished = self.children.run(
+                    step.command,
+                    log,
+                    cwd=self.out / cell_dir(cell.id),
+                    on_start=lambda pid: self.manifest.update(lambda: repeat.update(pid=pid)),
+                )
+            except Interrupted:  # the matrix was stopping before this step could start
+                finished = None
+            if finished is None or finished.stopped:
                 self.manifest.update(
                     lambda: repeat.update(status=INTERRUPTED, pid=None, seconds=round(time.monotonic() - began, 3))
                 )

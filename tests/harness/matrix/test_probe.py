@@ -176,3 +176,25 @@ def test_the_scheduler_records_an_incompatible_cell_without_running_it(tmp_path)
     assert f"{cell.id}: INCOMPATIBLE: mongo-java-server: server=4.2 reports wire version 8" in terminal.getvalue()
     data = json.loads((out / "manifest.json").read_text())
     assert exit_status(data) == 0 and summary_lines(data)[1].split()[1] == INCOMPATIBLE
+
+
+def test_a_repeat_the_matrix_stops_before_its_run_starts_is_recorded_interrupted_not_running(tmp_path):
+    """Ctrl-C between a repeat marked running and its process's start: the manifest must not keep it running."""
+    from harness.matrix.manifest import INTERRUPTED
+    from harness.matrix.process import Interrupted
+
+    cell = Cell(Driver("pymongo"), "embedded", "0.7.0b3")
+    definition = MatrixDefinition(
+        drivers=(cell.driver,), secantusdb=("0.7.0b3",), targets=("embedded",), servers=(), suites=("checks",), repeat=1
+    )
+    out = tmp_path / "out"
+    manifest, _ = Manifest.open(out, definition, [cell], {cell.id: (tmp_path / "env", "this")})
+    children = Children()
+    children.stopping.set()  # the Ctrl-C arrived: no new process may start
+    cache = ThisInterpreter(tmp_path / "env")
+    run = MatrixRun(definition, [cell], manifest, cache, children, out, Printer(io.StringIO()))
+    env = EnvOutcome(tmp_path / "env", "this", cached=True, installed={})
+    with pytest.raises(Interrupted):
+        run._repeat(cell, env, 1, {})
+    repeat = json.loads((out / "manifest.json").read_text())["cells"][0]["repeats"][0]
+    assert repeat["status"] == INTERRUPTED and repeat["pid"] is None
