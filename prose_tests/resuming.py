@@ -193,16 +193,20 @@ def _resume_on_emulated_set(cx: ProseContext, *, member_down: bool) -> None:
     _one_resume(cx, mark)
     arrived = rs.arrivals(since=log_mark)
     trace = f"commands by emulated member: {[a.describe() for a in arrived]}"
-    failed_get_mores = [a for a in arrived if a.name == "getMore"]
-    require(bool(failed_get_mores), f"no getMore reached the emulated set after the fail point was armed; {trace}")
-    expect(
-        all(a.member == serving for a in failed_get_mores),
-        f"the stream's getMore went to another member than the one its cursor came from ({serving}); {trace}",
+    resumes = [(at, a) for at, a in enumerate(arrived) if a.name == "aggregate"]
+    require(len(resumes) == 1, f"the driver's one resume aggregate is not in the emulated set's log; {trace}")
+    resumed_at, resume = resumes[0]
+    # Only the resume's aggregate is judged (prose 6: server selection before the resume). The getMores before
+    # it are the old cursor's: the one that met the fail point arrived on the serving member (the fail point is
+    # armed there alone). The getMores after it read the new cursor, on whichever member the resume selected.
+    failed_get_mores = [a for a in arrived[:resumed_at] if a.name == "getMore" and a.member == serving]
+    require(
+        bool(failed_get_mores),
+        f"no getMore reached the serving member {serving} before the resume, so the fail point armed there never "
+        f"fired; {trace}",
     )
     old_cursor = failed_get_mores[-1].cursor_ids
-    resumes = [a for a in arrived if a.name == "aggregate"]
-    require(len(resumes) == 1, f"the driver's one resume aggregate is not in the emulated set's log; {trace}")
-    landed, role = resumes[0].member, rs.role_of(resumes[0].member)
+    landed, role = resume.member, rs.role_of(resume.member)
     expect(
         role == "secondary",
         f"the resume aggregate went to emulated member {landed}, a {role}: server selection before a resume "

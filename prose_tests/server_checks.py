@@ -8,8 +8,17 @@ command themselves, with the harness's admin client (the target port's
 ``admin``), with real values taken from the run (a change's resume token, its
 cluster time), and judge only the server. Each check's name leads with the rule
 ids it checks (``SRV-...:``), as the supplementary scenarios' descriptions do,
-so ``harness coverage`` and the records see them; the driver under test is not
-involved, so every driver gets the same verdict.
+so ``harness coverage`` and the records see them, and so does each failure's
+message; the driver under test is not involved, so every driver gets the same
+verdict.
+
+Every stream the checks open, for set-up or to read what the server sends, is
+raw ``aggregate``/``getMore``/``killCursors`` (:mod:`prose_tests.raw_stream`):
+a driver helper such as pymongo's ``watch()`` would apply its own rules to the
+replies, and a target that breaks one would fail the set-up of a check that
+never ran. The bodies of the checks of events and waits are in
+:mod:`prose_tests.server_event_checks`; the check of the server's own fail
+points in :mod:`prose_tests.failpoint_check`.
 """
 
 from __future__ import annotations
@@ -29,6 +38,8 @@ from harness.core.requirements import unmet
 from harness.core.verdicts import SKIPPED, Verdict
 from harness.engine.lifecycle import Case
 from harness.engine.run import Check
+from prose_tests import failpoint_check, server_event_checks
+from prose_tests.raw_stream import RawStream, changes_after
 from prose_tests.support import CHANGE_STREAM_TOPOLOGIES as SUPPORT_TOPOLOGIES
 
 #: The checks' file name in result records and test ids (``check/server-checks::SRV-...: ...``).
@@ -39,6 +50,8 @@ DATABASE = "server_checks"
 START_POINTS = ("resumeAfter", "startAfter", "startAtOperationTime")
 #: Change streams need a replica set or a sharded cluster.
 CHANGE_STREAM_TOPOLOGIES = Requirement(topologies=SUPPORT_TOPOLOGIES)
+#: How many short getMores :meth:`ServerCheckContext.first_event` waits for a stream's first event.
+FIRST_EVENT_GET_MORES = 20
 
 
 @dataclass(frozen=True)
@@ -77,49 +90,31 @@ class ServerCheckContext(Case):
 
     def one_change(self) -> dict[str, Any]:
         """Insert one document and return its change event as the server sent it (a real token and time)."""
-        self.current = "set-up: one change read by the harness's own stream"
+        self.current = "set-up: one change read by the harness's own raw stream"
         collection = self.database[self.check.collection]
-        with collection.watch(max_await_time_ms=100) as stream:
-            collection.insert_one({"set_up": 1})
-            for _ in range(50):
-                change = stream.try_next()
-                if change is not None:
-                    return dict(change)
-        raise HarnessError("set-up: the harness's own change stream saw no change for its insert")
+        changes = changes_after(self.database, self.check.collection, lambda: collection.insert_one({"set_up": 1}), 1)
+        if not changes:
+            raise HarnessError("set-up: the harness's own change stream saw no change for its insert")
+        return changes[0]
 
     def first_event(self, stage: dict[str, Any]) -> dict[str, Any] | None:
         """Open a change stream with this ``$changeStream`` stage and return its first event (None when none comes
         within a few short getMores); the cursor is killed. The server's refusal is raised (OperationFailure)."""
-        name = self.check.collection
         self.current = f"aggregate with $changeStream {sorted(stage)}, then getMore"
-        reply = self.database.command("aggregate", name, pipeline=[{"$changeStream": stage}], cursor={})
-        cursor_id, batch = reply["cursor"]["id"], reply["cursor"]["firstBatch"]
-        try:
-            for _ in range(20):
-                if batch:
-                    return dict(batch[0])
-                if not cursor_id:
-                    return None
-                more = self.database.command("getMore", cursor_id, collection=name, maxTimeMS=100)["cursor"]
-                cursor_id, batch = more["id"], more["nextBatch"]
-            return None
-        finally:
-            if cursor_id:
-                self.database.command("killCursors", name, cursors=[cursor_id])
+        with RawStream(self.database, self.check.collection, stage) as stream:
+            changes = stream.changes(1, get_mores=FIRST_EVENT_GET_MORES)
+        return changes[0] if changes else None
 
     def aggregate(self, stage: dict[str, Any]) -> OperationFailure | None:
         """Open a change stream with this ``$changeStream`` stage; the server's refusal, or None when it accepted
         (the cursor it opened is killed)."""
         self.current = f"aggregate with $changeStream {sorted(stage)}"
+        stream = RawStream(self.database, self.check.collection, stage)
         try:
-            reply = self.database.command(
-                "aggregate", self.check.collection, pipeline=[{"$changeStream": stage}], cursor={}
-            )
+            stream.open()
         except OperationFailure as exc:
             return exc
-        cursor_id = reply.get("cursor", {}).get("id", 0)
-        if cursor_id:
-            self.database.command("killCursors", self.check.collection, cursors=[cursor_id])
+        stream.close()
         return None
 
 
@@ -134,8 +129,8 @@ def two_start_points_refused(context: ServerCheckContext) -> None:
     context.details["start_point_pairs_accepted"] = accepted
     if accepted:
         raise TestFailure(
-            "the server opened a change stream for an aggregate naming two start points (each pair must be "
-            f"refused): accepted {'; '.join(accepted)}"
+            "SRV-START-EXCLUSIVE: the server opened a change stream for an aggregate naming two start points "
+            f"(each pair must be refused): accepted {'; '.join(accepted)}"
         )
 
 
@@ -147,16 +142,16 @@ def start_at_operation_time_inclusive(context: ServerCheckContext) -> None:
     first = context.first_event({"startAtOperationTime": at})
     if first is None or first["_id"] != change["_id"]:
         raise TestFailure(
-            f"a stream started at the change's own clusterTime {at} should return that change first; "
-            f"got {_described(first)}"
+            f"SRV-START-AT-TIME: a stream started at the change's own clusterTime {at} should return that change "
+            f"first; got {_described(first)}"
         )
     context.current = "a second change, after the first"
     context.database[context.check.collection].insert_one({"after": 1})
     first = context.first_event({"startAtOperationTime": Timestamp(at.time, at.inc + 1)})
     if first is None or first["_id"] == change["_id"] or (first.get("fullDocument") or {}).get("after") != 1:
         raise TestFailure(
-            f"a stream started one increment after the change's clusterTime ({at.time}, {at.inc + 1}) should "
-            f"start with the next change, not that one; got {_described(first)}"
+            "SRV-START-AT-TIME: a stream started one increment after the change's clusterTime "
+            f"({at.time}, {at.inc + 1}) should start with the next change, not that one; got {_described(first)}"
         )
 
 
@@ -164,25 +159,21 @@ def token_not_in_the_stream_refused(context: ServerCheckContext) -> None:
     """A token of another collection's change, given to this collection's stream (with a change of its own after
     it): the server must refuse to resume rather than deliver events."""
     other = f"{context.check.collection}_other"
-    context.current = "set-up: a change on a second collection, read through a database stream"
+    context.current = "set-up: a change on a second collection, read through that collection's own stream"
     context.database.drop_collection(other)
     context.database.create_collection(other)
-    token = None
-    with context.database.watch(max_await_time_ms=100) as stream:
-        context.database[other].insert_one({"elsewhere": 1})
-        for _ in range(50):
-            change = stream.try_next()
-            if change is not None:
-                token = change["_id"]
-                break
-    if token is None:
-        raise HarnessError("set-up: the database stream saw no change on the second collection")
+    changes = changes_after(context.database, other, lambda: context.database[other].insert_one({"elsewhere": 1}), 1)
+    if not changes:
+        raise HarnessError("set-up: the second collection's stream saw no change")
+    token = changes[0]["_id"]
     context.database[context.check.collection].insert_one({"here": 1})
     try:
         first = context.first_event({"resumeAfter": token})
     except OperationFailure:
         return
-    raise TestFailure(f"resuming a stream from a token that is not in it delivered {_described(first)}")
+    raise TestFailure(
+        f"SRV-TOKEN-MUST-EXIST: resuming a stream from a token that is not in it delivered {_described(first)}"
+    )
 
 
 def _described(event: dict[str, Any] | None) -> str:
@@ -207,6 +198,34 @@ CHECKS_REGISTRY: tuple[ServerCheck, ...] = (
         "SRV-TOKEN-MUST-EXIST: resuming from a token that is not in the stream is refused",
         "token_not_in_stream",
         token_not_in_the_stream_refused,
+    ),
+    ServerCheck(
+        "SRV-FULLDOC-INSERT, SRV-DOCKEY: a replacement is reported with the new document and documentKey {_id} alone",
+        "replace_event",
+        server_event_checks.replace_reported,
+    ),
+    ServerCheck(
+        "SRV-INVALIDATE-DROP, SRV-INVALIDATE-EVENT: dropping the watched collection ends its stream with drop, then "
+        "invalidate, then nothing",
+        "drop_invalidates",
+        server_event_checks.drop_invalidates,
+    ),
+    ServerCheck(
+        "SRV-MAXTIME-EMPTY: a getMore with nothing to return waits about its maxTimeMS, then comes back empty",
+        "empty_get_more_waits",
+        server_event_checks.empty_get_more_waits,
+    ),
+    ServerCheck(
+        "SRV-TOKEN-MALFORMED: a resume token the server cannot use is refused by the aggregate with a coded error",
+        "malformed_tokens",
+        server_event_checks.malformed_tokens_refused,
+        Requirement(min_server_version="4.2", topologies=SUPPORT_TOPOLOGIES),  # startAfter: 4.2+
+    ),
+    ServerCheck(
+        "SRV-TEST-FAILPOINTS: the server itself supports configureFailPoint, and a failCommand it accepts takes effect",
+        "fail_points",
+        failpoint_check.fail_points_supported,
+        Requirement(),  # any topology: fail points are not a change-stream feature
     ),
 )
 

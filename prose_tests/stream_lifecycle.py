@@ -80,11 +80,21 @@ def missing_resume_token_driver_side(cx: ProseContext) -> None:
     later = cx.events()
     resumed = observed.started(later, "aggregate")[1:]
     more = observed.started(later[mark:], "getMore")
+    outcome = show(again) if later_error is None else later_error.describe()
+    # Two MUSTs, told apart: no resume (the error is the driver's own, not resumable), and the stream closed.
+    # Unlike a server's error that is not resumable (after which the spec allows another getMore on the same
+    # cursor), a document received without its resume token obliges the driver to close the change stream,
+    # so a later iteration goes nowhere: no getMore on the old cursor either.
     expect(
-        not resumed and not more and again is None,
-        "after the error the stream should be closed: no resume (aggregate) and no further getMore; iterating "
-        f"again gave {show(again) if later_error is None else later_error.describe()}; commands sent: "
-        f"{cx.command_list()}",
+        not resumed,
+        "after the error for a change without _id the driver resumed (sent another aggregate), which the spec "
+        f"forbids; iterating again gave {outcome}; commands sent: {cx.command_list()}",
+    )
+    expect(
+        not more and again is None,
+        "after raising for a change without _id the driver must close the change stream, yet iterating again "
+        f"{'sent another getMore on the same cursor' if more else 'returned a change'} (gave {outcome}); "
+        f"commands sent: {cx.command_list()}",
     )
 
 

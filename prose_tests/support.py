@@ -31,6 +31,7 @@ from harness.core.requirements import unmet
 from harness.core.verdicts import SKIPPED, Verdict
 from harness.engine.lifecycle import Case
 from prose_tests import observed
+from prose_tests.raw_stream import changes_after
 
 DATABASE = "prose_change_streams"
 CLIENT, DB, COLLECTION, STREAM = "client", "database", "collection", "stream"
@@ -208,17 +209,19 @@ class ProseContext(Case):
 
         Gives the tests resume tokens and cluster times that lie in the past
         of the stream under test, without the driver under test seeing them.
+        Read with raw commands (:mod:`prose_tests.raw_stream`), so no driver
+        helper's own rules stand between the server's replies and the set-up.
         """
-        with self.admin_collection.watch(max_await_time_ms=200) as stream:
-            self.admin_collection.insert_many([{"history": n} for n in range(count)])
-            changes: list[dict[str, Any]] = []
-            for _ in range(50):
-                change = stream.try_next()
-                if change is not None:
-                    changes.append(change)
-                if len(changes) == count:
-                    return changes
-        raise HarnessError(f"set-up: the harness's own change stream saw {len(changes)} of {count} inserts")
+        collection = self.admin_collection
+        changes = changes_after(
+            collection.database,
+            self.collection_name,
+            lambda: collection.insert_many([{"history": n} for n in range(count)]),
+            count,
+        )
+        if len(changes) < count:
+            raise HarnessError(f"set-up: the harness's own change stream saw {len(changes)} of {count} inserts")
+        return changes
 
     # -- the driver under test ---------------------------------------------------------
     def open_client(self, collection_options: dict[str, Any] | None = None, **uri_options: Any) -> None:

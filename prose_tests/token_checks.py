@@ -21,6 +21,7 @@ from harness.core.matching import show
 from harness.core.model import Requirement
 from harness.engine.run import Check
 from prose_tests import observed
+from prose_tests.raw_stream import RawStream, changes_after
 from prose_tests.server_checks import CHECKS_FORMAT
 from prose_tests.support import DATABASE, ProseContext, ProseTest, expect, preflight, require
 
@@ -60,12 +61,9 @@ def _expect_changes(cx: ProseContext, wanted: list[dict[str, Any]], situation: s
 
 def _post_batch_resume_token(cx: ProseContext) -> Any:
     """A postBatchResumeToken of an empty first batch, from the harness's own aggregate (a high-water mark)."""
-    database = cx.run.target.admin[DATABASE]
-    reply = database.command("aggregate", cx.collection_name, pipeline=[{"$changeStream": {}}], cursor={})
-    cursor = reply["cursor"]
-    if cursor["id"]:
-        database.command("killCursors", cx.collection_name, cursors=[cursor["id"]])
-    require(not cursor["firstBatch"], "the harness's fresh aggregate returned changes")
+    with RawStream(cx.run.target.admin[DATABASE], cx.collection_name) as stream:
+        cursor = stream.last_cursor
+    require(not cursor.get("firstBatch"), "the harness's fresh aggregate returned changes")
     require("postBatchResumeToken" in cursor, "the target's aggregate reply has no postBatchResumeToken")
     return cursor["postBatchResumeToken"]
 
@@ -102,16 +100,18 @@ def _invalidate_token(cx: ProseContext) -> Any:
     """Rename the check's collection away (the harness's own stream sees rename, then invalidate), write two
     documents to the old name, and return the invalidate event's token."""
     collection = cx.admin_collection
-    with collection.watch(max_await_time_ms=200) as stream:
+
+    def rename_then_write() -> None:
         collection.rename(cx.collection_name + "_renamed", dropTarget=True)
         collection.insert_many([{"_id": 1, "sample": "testAfterRename"}, {"_id": 2, "sample": "later"}])
-        seen: list[dict[str, Any]] = []
-        for _ in range(50):
-            change = stream.try_next()
-            if change is not None:
-                seen.append(change)
-            if (seen and seen[-1]["operationType"] == "invalidate") or not stream.alive:
-                break
+
+    seen = changes_after(
+        collection.database,
+        cx.collection_name,
+        rename_then_write,
+        3,
+        until=lambda change: change.get("operationType") == "invalidate",
+    )
     kinds = [change["operationType"] for change in seen]
     require(kinds == ["rename", "invalidate"], f"the harness's own stream saw {kinds}, not rename then invalidate")
     return seen[-1]["_id"]

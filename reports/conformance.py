@@ -16,10 +16,12 @@ from reports.normalise import network_faults_configured
 from reports.outcomes import (
     COUNTS,
     DECIDED,
+    LATEST_FAILURE,
     OUTCOMES,
     added_counts,
     is_failure,
-    latest_failure_message,
+    known_deviation,
+    latest_failure,
     latest_skip_reason,
     outcome_counts,
     with_rates,
@@ -181,12 +183,12 @@ def per_cell_test(verdicts: DataFrame, counts: DataFrame | None = None, parts: D
 
     Made of hash aggregates with numeric buffers and passes over small subsets of the verdicts, never a sort
     of all of them: the counts and names (:func:`per_key_counts`), the runs from the bitmaps of
-    :func:`run_parts`, the latest failure message and skip reason joined back from the failing and skipped
-    verdicts at the latest time only, and the transitions put in time order only for the cell x tests that both
-    passed and failed (the only ones that can have any). The tables group the same verdicts (a cell is its
-    configuration; an axis's context and version are the same configuration: :func:`reports.axes.keys_fit`
-    checks it, and a cell name of two configurations gives it two rows), so they are all made from this
-    aggregate (cached by the caller: it has a row per cell x test). ``counts`` and ``parts`` are
+    :func:`run_parts`, the latest failure (message, causes, known-deviation reason) and skip reason joined back
+    from the failing and skipped verdicts at the latest time only, and the transitions put in time order only
+    for the cell x tests that both passed and failed (the only ones that can have any). The tables group the
+    same verdicts (a cell is its configuration; an axis's context and version are the same configuration:
+    :func:`reports.axes.keys_fit` checks it, and a cell name of two configurations gives it two rows), so they
+    are all made from this aggregate (cached by the caller: it has a row per cell x test). ``counts`` and ``parts`` are
     :func:`per_key_counts` and :func:`run_parts` of ``verdicts`` when the caller keeps them.
     """
     counts = per_key_counts(verdicts) if counts is None else counts
@@ -209,7 +211,7 @@ def per_cell_test(verdicts: DataFrame, counts: DataFrame | None = None, parts: D
             "test",
             F.coalesce("runs", F.lit(0).cast("long")).alias("runs"),
             *COUNTS[1:],
-            "message",
+            *LATEST_FAILURE,
             "skip_reason",
             "decided_test",
             F.coalesce("transitions", F.lit(0).cast("long")).alias("transitions"),
@@ -239,6 +241,8 @@ def _few_verdicts(verdicts: DataFrame, counts: DataFrame) -> DataFrame:
             "run_id",
             "repeat",
             F.when(latest, F.col("message")).alias("message"),
+            F.when(latest & failing, F.col("causes")).alias("causes"),
+            F.when(latest & failing, known_deviation()).alias("known_deviation"),
             latest.alias("latest"),
             in_order.alias("in_order"),
         )
@@ -247,14 +251,16 @@ def _few_verdicts(verdicts: DataFrame, counts: DataFrame) -> DataFrame:
 
 
 def _latest_messages(few: DataFrame) -> DataFrame:
-    """The latest failure message and skip reason per cell x test, as :func:`reports.outcomes.latest_failure_message`
-    picks them (the greatest message among the verdicts at the latest time), from those verdicts only."""
+    """The latest failure (message, causes, known-deviation reason) and skip reason per cell x test, as
+    :func:`reports.outcomes.latest_failure` picks them (the greatest among the verdicts at the latest time), from
+    those verdicts only."""
     failing, skipped = is_failure(), F.col("outcome") == "skipped"
+    latest = F.max(F.when(failing, F.struct(*LATEST_FAILURE)))
     return (
         few.where("latest")
         .groupBy("cell", "test_id")
         .agg(
-            F.max(F.when(failing, F.col("message"))).alias("message"),
+            *[latest[name].alias(name) for name in LATEST_FAILURE],
             F.max(F.when(skipped, F.col("message"))).alias("skip_reason"),
         )
     )
@@ -279,7 +285,8 @@ def _transitions(few: DataFrame) -> DataFrame:
 
 
 def cell_tests(verdicts: DataFrame, per_test: DataFrame | None = None) -> DataFrame:
-    """One row per cell x test: counts, pass rate, status and the latest failure message; failing ones first.
+    """One row per cell x test: counts, pass rate, status, the latest failure (message, causes as JSON text and
+    known-deviation reason, from the one verdict) and the latest skip reason; failing ones first.
 
     From ``per_test`` (:func:`per_cell_test` of the same verdicts) when given: each of its rows is one cell x test.
     """
@@ -288,9 +295,9 @@ def cell_tests(verdicts: DataFrame, per_test: DataFrame | None = None) -> DataFr
             F.min("spec_file").alias("spec_file"),
             F.min("test").alias("test"),
             *outcome_counts(),
-            latest_failure_message(),
+            *latest_failure(),
             latest_skip_reason(),
         )
     else:
-        grouped = per_test.select("cell", "test_id", "spec_file", "test", *COUNTS, "message", "skip_reason")
+        grouped = per_test.select("cell", "test_id", "spec_file", "test", *COUNTS, *LATEST_FAILURE, "skip_reason")
     return sorted_table(with_rates(grouped), F.col("status").isin("fail", "flaky").desc(), "cell", "test_id")

@@ -17,6 +17,8 @@ from reports.schema import VERDICT, VERDICT_COLUMNS
 from reports.statements import EXECUTOR_SUFFIX
 
 UNKNOWN = "unknown"
+#: What a pytest testcase has in place of a record's causes: nothing (judged by its outcome and message).
+NO_CAUSES = (("causes", "string"), ("expectation_reason", "string"), ("not_reached", "long"))
 #: ``code N (Name)``, as the harness writes every driver error (``ErrorInfo.describe``).
 ERROR_CODE = r"\bcode (\d+)(?: \((\w+)\))?"
 PATTERN_CHARS = 300
@@ -74,8 +76,20 @@ def verdicts_from_records(results: DataFrame) -> DataFrame:
             F.when(is_campaign, details["events"]).alias("events"),
             "source",
             F.coalesce(r["rules"], F.array().cast("array<string>")).alias("rules"),
+            causes_text(r["causes"]).alias("causes"),
+            r["expectation"]["reason"].alias("expectation_reason"),
+            F.when(r["not_reached"].isNotNull(), F.size(r["not_reached"])).alias("not_reached"),
         )
     )
+
+
+def causes_text(causes: Column) -> Column:
+    """A record's causes as JSON text, null when it has none.
+
+    Text, not a nested column: only failing verdicts have causes, the tables read them for a few percent of the
+    verdicts (the latest failure, blame), and a string column costs nothing in the Parquet of a passing one.
+    """
+    return F.when(F.size(causes) > 0, F.to_json(causes))
 
 
 def verdicts_from_pytest_cases(cases: DataFrame) -> DataFrame:
@@ -135,6 +149,7 @@ def verdicts_from_pytest_cases(cases: DataFrame) -> DataFrame:
             ],
             F.lit("junit").alias("source"),
             F.array().cast("array<string>").alias("rules"),
+            *[F.lit(None).cast(kind).alias(name) for name, kind in NO_CAUSES],
         )
     )
 

@@ -59,6 +59,28 @@ def latest_failure_message() -> Column:
     return _latest_message(is_failure()).alias("message")
 
 
+#: What :func:`latest_failure` keeps of the most recent failing verdict, in the order it breaks ties by.
+LATEST_FAILURE = ("message", "causes", "known_deviation")
+
+
+def known_deviation() -> Column:
+    """A verdict's known-deviation reason: its ``expectation_reason`` when the run classified it as a known
+    failure or error (``known-*``), else null (an unexpected failure's reason is no deviation's)."""
+    return F.when(F.col("expectation_kind").startswith("known-"), F.col("expectation_reason"))
+
+
+def latest_failure() -> list[Column]:
+    """The group's most recent failing verdict: its message, its causes (JSON text) and its known-deviation reason.
+
+    All three come from the one verdict (a struct's maximum), so a statement reads a failure's causes beside the
+    message they explain; the message is the one :func:`latest_failure_message` picks.
+    """
+    when = F.coalesce(F.col("started_at"), F.lit(0).cast("timestamp"))
+    fields = [F.col("message"), F.col("causes"), known_deviation().alias("known_deviation")]
+    latest = F.max(F.when(is_failure(), F.struct(when.alias("at"), *fields)))
+    return [latest[name].alias(name) for name in LATEST_FAILURE]
+
+
 def latest_skip_reason() -> Column:
     """Why the group's most recent skipped verdict was skipped (null when none was)."""
     return _latest_message(F.col("outcome") == "skipped").alias("skip_reason")

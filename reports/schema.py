@@ -20,6 +20,11 @@ def _struct(*fields: tuple[str, T.DataType]) -> T.StructType:
     return T.StructType([T.StructField(name, kind) for name, kind in fields])
 
 
+#: One cause of a failing record (docs/causes.md): the fields the report judges and groups by. A verdict keeps a
+#: list of them as JSON text (VERDICT's ``causes``), read back with this schema.
+CAUSE = _struct(("clause", S), ("step", S), ("path", S), ("fact", S), ("rules", T.ArrayType(S)), ("known", S))
+CAUSES = T.ArrayType(CAUSE)
+
 #: ``cs-harness.result/1`` as written by ``harness/core/records.py`` and the campaign runner.
 RESULT_RECORD = _struct(
     ("record", S),
@@ -48,7 +53,15 @@ RESULT_RECORD = _struct(
     ),
     ("driver", _struct(("name", S), ("version", S), ("language", S), ("executor", S))),
     ("labels", T.MapType(S, S)),
-    ("expectation", _struct(("expected", B), ("kind", S), ("reason", S))),
+    (
+        "expectation",
+        _struct(
+            ("expected", B), ("kind", S), ("reason", S), ("entries", T.ArrayType(S)), ("unexplained", T.LongType())
+        ),
+    ),
+    # Why a test failed (docs/causes.md): the fields the report groups by; the rest stays in the record.
+    ("causes", T.ArrayType(CAUSE)),
+    ("not_reached", T.ArrayType(S)),
     # Campaign records only; the lists are counted, so their elements stay JSON text.
     (
         "details",
@@ -127,6 +140,13 @@ VERDICT = _struct(
     ("events", L),
     ("source", S),
     ("rules", T.ArrayType(S)),
+    # Why a failing verdict failed (docs/causes.md): the record's causes as JSON text (RESULT_RECORD's fields of
+    # a cause), null when it has none (a pass or skip, a record written before causes, a pytest testcase).
+    ("causes", S),
+    # The record's ``expectation.reason``: a known deviation's entries and reasons as the run worded them.
+    ("expectation_reason", S),
+    # How many of the test's steps a cause kept from being checked (``not_reached``); null before causes.
+    ("not_reached", L),
 )
 VERDICT_COLUMNS = [f.name for f in VERDICT.fields]
 

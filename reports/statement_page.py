@@ -12,7 +12,7 @@ import json
 from html import escape
 from typing import Any
 
-from reports.statements import MET, NOT_CHECKED, NOT_MET, VERDICTS, named
+from reports.statements import MET, NOT_CHECKED, NOT_JUDGED, NOT_MET, VERDICTS, named
 
 # -- the page -------------------------------------------------------------------------------------------------------
 
@@ -49,6 +49,14 @@ def render_html(statement: dict[str, Any]) -> str:
             "every rule judged here is met",
         ),
         (
+            "not-judged",
+            f"Not judged ({summary.get('not_judged', 0)} rules)",
+            "rules whose tests failed only on set-up errors or on causes of other rules: neither met nor not met",
+            by_verdict[NOT_JUDGED],
+            [*rule_says, msg("reason", "reason")],
+            "every rule with a failing test was judged",
+        ),
+        (
             "not-checked",
             f"Not checked here ({summary['not_checked']} rules)",
             "rules nothing can check (the catalogue's reason) and rules whose tests did not run here",
@@ -76,15 +84,21 @@ def render_html(statement: dict[str, Any]) -> str:
         (
             "deviations",
             "Known deviations",
-            "the expected-outcomes entries for this pair, each with its reason and what it matched here",
+            (
+                "the expected-outcomes entries for this pair: each a known cause, the rule it breaks, its reason and "
+                "the tests whose causes it explained here"
+            ),
             [{**d, "matched": len(d["tests"])} for d in statement["deviations"]],
             [
-                Column("test", "test"),
+                Column("ref", "entry"),
+                Column("rule", "rule"),
+                Column("kind", "kind"),
+                msg("signature", "signature"),
                 Column("outcome", "outcome"),
                 Column("status", "here"),
                 Column("matched", "tests"),
                 msg("reason", "reason"),
-                Column("file", "file"),
+                msg("reproduction", "reproduction"),
             ],
             "no known deviation is listed for this pair",
         ),

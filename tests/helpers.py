@@ -51,3 +51,31 @@ def runner_file_test(name: str, description: str):
 
     (test,) = [t for t in load_file(UNIFIED_RUNNER_DATA / name) if t.description.startswith(description)]
     return test
+
+
+def known_entry(test: str, outcome: str = "failed", reason: str = "why", source: str = "t.yml"):
+    """An expected-outcomes entry (docs/causes.md) for one test that explains any ``check`` cause of it: what a
+    failure with only a message gives (``harness.core.causes.of_verdict``)."""
+    from harness.core.causes import CHECK
+    from harness.core.expectations import KnownCause, Signature
+
+    kind = "harness-limitation" if outcome == "error" else "server-bug"
+    clause = "set-up" if outcome == "error" else CHECK
+    return KnownCause(test, "CS-X", kind, Signature(clause=clause, step="*"), reason, "repro", outcome, (test,), source)
+
+
+def failing_causes(message: str = "it failed", outcome: str = "failed"):
+    """The causes a verdict with only a message gets."""
+    from harness.core.causes import of_verdict
+
+    return of_verdict(outcome, message, [], [])
+
+
+def known_yaml(test: str, reason: str = "known for this test", message: str = "operationType") -> str:
+    """An expected-outcomes file (docs/causes.md) that knows ``FAILING``'s cause (its wrong operationType) in
+    ``test``: what the front-end tests plant."""
+    return (
+        "target: secantusdb\nknown:\n  - id: planted\n    rule: CS-X\n    kind: server-bug\n"
+        f"    signature: {{message: {message!r}}}\n    tests: [{test!r}]\n"
+        f"    reason: {reason!r}\n    reproduction: planted by the test\n"
+    )

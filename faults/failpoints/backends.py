@@ -1,6 +1,8 @@
 """The fail-point backends: the target's own ``configureFailPoint``, or the wire proxy's emulation.
 
-Each is a :class:`~harness.core.ports.FailPointBackend`. The engine's
+Each is a :class:`~harness.core.ports.FailPointBackend`, named (``name``, the record's ``failpoints``) by
+how the points are applied: ``native``, ``emulated`` (the run's wire proxy) or
+``emulated-by-presenting-proxy`` (a target's presenting proxy answers them). The engine's
 :class:`~harness.engine.failpoint_manager.FailPointManager` is their one owner: it
 records what is armed and turns it all off after every test. Which backend a
 run uses is ``--failpoints`` (``native``, ``emulated``, ``auto``), a table
@@ -18,12 +20,16 @@ from harness.core.ports import FailPointError
 
 
 class NativeFailPoints:
-    """``configureFailPoint`` sent to the target through the harness's admin client."""
+    """``configureFailPoint`` sent to the target through the harness's admin client.
 
-    name = "native"
+    ``name`` is how the points are applied, for the record: ``native`` when the server answers the admin
+    client, or what answers on its way (a target presented by a wire proxy says
+    ``emulated-by-presenting-proxy``: :attr:`harness.targets.target_base.TargetBase.admin_failpoints`).
+    """
 
-    def __init__(self, admin: MongoClient) -> None:
+    def __init__(self, admin: MongoClient, name: str = "native") -> None:
         self.admin = admin
+        self.name = name
 
     def arm(self, command: dict[str, Any]) -> None:
         try:

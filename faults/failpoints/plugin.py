@@ -1,6 +1,7 @@
 """Plug-in: the fail-point backends, by the modes ``--failpoints`` takes.
 
-``native``    ``configureFailPoint`` sent to the target by the harness's admin client;
+``native``    ``configureFailPoint`` sent to the target by the harness's admin client (recorded as
+              ``emulated-by-presenting-proxy`` when the target's own presenting proxy answers it there);
 ``emulated``  a wire proxy (:mod:`faults.wire`) in front of the target fails commands
               itself, and drivers under test connect through it;
 ``auto``      native when the target accepts it (probed with a harmless ``off``), else emulated.
@@ -26,9 +27,12 @@ from harness.engine.plugins import FailPointSetup
 
 
 def native(target: Any) -> FailPointSetup:
+    """Fail points sent through the target's admin client, named by what answers them there: ``native`` unless the
+    target says something in front of its server does (``admin_failpoints``, a presenting proxy)."""
     from faults.failpoints.backends import NativeFailPoints
 
-    return FailPointSetup(NativeFailPoints(target.admin), target.uri)
+    answered_by = getattr(target, "admin_failpoints", "native")
+    return FailPointSetup(NativeFailPoints(target.admin, name=answered_by), target.uri)
 
 
 def emulated(target: Any) -> FailPointSetup:

@@ -40,6 +40,7 @@ class ThroughToxiproxy(TargetBase):
             raise
         self.direct_uri = self.inner.uri
         self.admin = self.inner.admin
+        self.admin_failpoints = getattr(self.inner, "admin_failpoints", self.admin_failpoints)
         self.info = self.inner.info
         self.info.details["network_faults"] = {
             "toxiproxy": self.server.version,
@@ -50,6 +51,9 @@ class ThroughToxiproxy(TargetBase):
 
     def server_parameter(self, name: str) -> Any:
         return self.inner.server_parameter(name)
+
+    def server_address(self) -> tuple[str, int] | None:
+        return self.inner.server_address()
 
     def stop(self) -> None:
         self.admin = None  # the wrapped target's client: it closes it

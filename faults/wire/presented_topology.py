@@ -5,12 +5,20 @@ server that reports itself standalone (an emulator such as mongo-java-server) th
 so its change streams are never judged. A :class:`PresentedReplicaSet` is one
 :class:`~faults.wire.WireProxy` in front of that server whose every ``hello``/``isMaster`` reply
 (:func:`presented_hello`) names a replica set of one member, the proxy itself, as primary. Every
-other command and reply passes as the server sent it: nothing a change stream returns is changed.
+other command and reply passes as the server sent it (``configureFailPoint`` aside, below): nothing a
+change stream returns is changed.
 
 **It is a presentation, not a replica set.** The server replicates nothing, elects nothing, and
 answers ``readConcern``/``writeConcern`` as it always does; only what a driver's SDAM reads is
 changed. A target that uses it says so in its provenance (``topology_presented``,
 ``topology_native``), and so does every record of the run.
+
+**Fail points are the proxy's.** Like every :class:`~faults.wire.WireProxy`, the presenting proxy answers
+``configureFailPoint`` itself and fails the commands that pass through it: a fail point armed through it
+never reaches the server. So a run through it records ``failpoints:``
+:data:`FAILPOINTS_BY_PRESENTATION` (not ``native``), the target's provenance names the proxy
+(``failpoints_answered_by``), and whether the server itself supports fail points is a server check of its
+own (``SRV-TEST-FAILPOINTS``), asked past the proxy.
 """
 
 from __future__ import annotations
@@ -21,6 +29,9 @@ from faults.wire.proxy import WireProxy
 
 #: The set name a presented replica set reports (and the connection string's ``replicaSet``).
 PRESENTED_SET_NAME = "presented-rs0"
+#: How a run's fail points are applied when its admin client goes through the presenting proxy (the record's
+#: ``failpoints``, beside ``native`` and ``emulated``): the proxy answers configureFailPoint, not the server.
+FAILPOINTS_BY_PRESENTATION = "emulated-by-presenting-proxy"
 #: What a record says about a presented topology (the note beside ``topology_presented``).
 PRESENTATION_NOTE = (
     "the target reports itself standalone; a wire proxy presented it to every client as a one-member "
@@ -102,6 +113,8 @@ class PresentedReplicaSet:
             "topology_native": native_topology,
             "topology_presented_by": f"wire proxy {self.member.me} (setName {self.set_name!r})",
             "topology_note": PRESENTATION_NOTE,
+            "failpoints_answered_by": f"the presenting wire proxy {self.member.me}: it answers configureFailPoint "
+            "itself and fails the commands that pass through it; the server behind it is not asked",
         }
 
     def __enter__(self) -> PresentedReplicaSet:
@@ -112,4 +125,11 @@ class PresentedReplicaSet:
         self.stop()
 
 
-__all__ = ["PRESENTATION_NOTE", "PRESENTED_SET_NAME", "PresentedMember", "PresentedReplicaSet", "presented_hello"]
+__all__ = [
+    "FAILPOINTS_BY_PRESENTATION",
+    "PRESENTATION_NOTE",
+    "PRESENTED_SET_NAME",
+    "PresentedMember",
+    "PresentedReplicaSet",
+    "presented_hello",
+]

@@ -145,9 +145,10 @@ def rule_catalogue(sources: list[str], spec_text: str | None = None) -> dict[str
     return catalogue
 
 
-def expectation_entries() -> dict[str, dict[str, list[dict[str, str]]]]:
+def expectation_entries() -> dict[str, dict[str, list[dict[str, Any]]]]:
     """Every expected-outcomes file of the project as ``{targets|drivers|pairs: {name: [entries]}}``; each entry
-    ``{test, outcome, reason, file}``, in file order (the order a run reads them)."""
+    ``{ref, id, rule, kind, signature, tests, outcome, reason, reproduction, file}`` (docs/causes.md), in file order
+    (the order a run reads them)."""
     from harness.engine.run import EXPECTATIONS_DIR
     from harness.formats.expectations_file import load_expectations
 
@@ -156,11 +157,22 @@ def expectation_entries() -> dict[str, dict[str, list[dict[str, str]]]]:
         "drivers": EXPECTATIONS_DIR / "drivers",
         "pairs": EXPECTATIONS_DIR / "pairs",
     }
-    found: dict[str, dict[str, list[dict[str, str]]]] = {}
+    found: dict[str, dict[str, list[dict[str, Any]]]] = {}
     for scope, folder in folders.items():
         found[scope] = {
             path.stem: [
-                {"test": k.pattern, "outcome": k.outcome, "reason": k.reason, "file": _shown_path(path)}
+                {
+                    "ref": k.ref,
+                    "id": k.id,
+                    "rule": k.rule,
+                    "kind": k.kind,
+                    "signature": k.signature.describe(),
+                    "tests": list(k.tests),
+                    "outcome": k.outcome,
+                    "reason": k.reason,
+                    "reproduction": k.reproduction,
+                    "file": _shown_path(path),
+                }
                 for k in load_expectations(path).known
             ]
             for path in sorted(Path(folder).glob("*.yml"))

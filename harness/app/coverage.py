@@ -115,6 +115,8 @@ def load_tests(specs: list[str]) -> list[LoadedTest]:
     """The tests of the ``spec`` suite (from ``specs``) and the ``prose`` suite, as the map needs them."""
     from harness.app import compose
     from harness.app.spec_sources import SpecSourceError, resolve
+    from harness.core.causes import clauses_of
+    from harness.core.model import SpecTest
 
     try:
         paths = [SUPPLEMENTARY] + ([resolve(s).path for s in specs] if specs else default_specs())
@@ -125,11 +127,24 @@ def load_tests(specs: list[str]) -> list[LoadedTest]:
             raise CoverageInputError(f"--specs {path}: no such file or folder")
     suites = compose.plugins().suites
     tests = [t for name in COUNTED_SUITES if name in suites for t in suites[name].collect(paths)]
-    return [LoadedTest(t.test_id, getattr(t, "description", None) or getattr(t, "name", "")) for t in tests]
+    return [
+        LoadedTest(
+            t.test_id,
+            getattr(t, "description", None) or getattr(t, "name", ""),
+            clauses_of(t if isinstance(t, SpecTest) else None),
+        )
+        for t in tests
+    ]
 
 
 def coverage_map(args: argparse.Namespace) -> CoverageMap:
-    from harness.formats.rule_files import RuleFileError, load_breakages, load_catalogues, load_mapping
+    from harness.formats.rule_files import (
+        RuleFileError,
+        load_allowances,
+        load_breakages,
+        load_catalogues,
+        load_mapping,
+    )
 
     path = find_spec_text(args.spec_text)
     try:
@@ -138,19 +153,22 @@ def coverage_map(args: argparse.Namespace) -> CoverageMap:
         raise CoverageInputError(f"--spec-text {path}: cannot read: {exc}") from exc
     try:
         catalogues, index, breakages = load_catalogues(), load_mapping(), load_breakages()
+        allowances = load_allowances()
     except RuleFileError as exc:
         raise CoverageInputError(str(exc)) from exc
-    texts = _reference_texts(path.parent, catalogues) if path is not None else {}
+    extra = [anchor for allowance in allowances for anchor in allowance.anchors]
+    texts = _reference_texts(path.parent, catalogues, extra) if path is not None else {}
     spec_name = str(path) if path is not None else None
-    return build_map(text, spec_name, catalogues, index, load_tests(args.specs), texts, breakages)
+    return build_map(text, spec_name, catalogues, index, load_tests(args.specs), texts, breakages, allowances)
 
 
-def _reference_texts(folder: Path, catalogues: list[Catalogue]) -> dict[str, str]:
-    """The other reference documents the catalogues point into, read from the spec text's folder (a document not
-    there is left out; the map's problems say its anchors were not verified)."""
+def _reference_texts(folder: Path, catalogues: list[Catalogue], anchors: list[str] | None = None) -> dict[str, str]:
+    """The other reference documents the catalogues (and the allowances' ``anchors``) point into, read from the
+    spec text's folder (a document not there is left out; the map's problems say its anchors were not verified)."""
     names = {c.text for c in catalogues if c.text} | {
         split_anchor(anchor, "")[0] for c in catalogues for rule in c.rules for anchor in rule.anchors
     }
+    names |= {split_anchor(anchor, "")[0] for anchor in anchors or []}
     names.discard("")
     texts = {}
     for name in sorted(names):

@@ -9,7 +9,9 @@ text no longer has, mapping entries that name unknown rules or no loaded test,
 and rule ids in test descriptions that no catalogue defines. Every sentence of every reference text a
 catalogue covers is accounted for: named by a rule's anchor or listed as informative; the rest are
 ``unaccounted``. Each checked rule is ``proven`` by the breakages (deliberately broken drivers and servers)
-that its checks catch; a checked rule with none is ``unproven``. Without a spec text (none at hand, as
+that its checks catch; a checked rule with none is ``unproven``. Its allowances (variations the references
+permit) are those its checks are shown to accept; a rule whose ``room`` (what the references leave free) no
+allowance covers is flagged, and so is an allowance some check rejects. Without a spec text (none at hand, as
 for an installed wheel outside a checkout) the map still lists every rule and what checks it, and
 says the text was not compared.
 """
@@ -19,7 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.core.rules import Breakage, Rule, RuleIndex, rules_from_description
+from harness.core.causes import CLAUSES
+from harness.core.rules import Allowance, Breakage, Rule, RuleIndex, rules_from_description
 from harness.formats.rule_files import Catalogue, unknown_rule_ids
 from harness.formats.spec_rules import Statement, parse_sentences
 
@@ -41,6 +44,8 @@ class LoadedTest:
 
     test_id: str
     description: str
+    #: The clauses its checks can report (:func:`harness.core.causes.clauses_of`; docs/causes.md).
+    clauses: tuple[str, ...] = ()
 
 
 @dataclass
@@ -48,10 +53,16 @@ class RuleCoverage:
     rule: Rule
     checked_by: list[str] = field(default_factory=list)
     exercised_by: list[str] = field(default_factory=list)
+    #: The clauses the checks of its tests can report, the kinds of cause a failure of this rule can show.
+    clauses: list[str] = field(default_factory=list)
     #: Anchors of the rule that the given spec text does not have (the statement changed or went away).
     missing_anchors: list[str] = field(default_factory=list)
     #: Ids of the breakages that prove the rule's checks; None when breakages were not looked at.
     breakages: list[str] | None = None
+    #: Ids of the allowances its checks are shown to accept; None when allowances were not looked at.
+    allowances: list[str] | None = None
+    #: Allowance id -> the rule's checks that reject that allowance today (findings against those checks).
+    rejected: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def status(self) -> str:
@@ -66,6 +77,12 @@ class RuleCoverage:
         """A rule, driver or server, MUST or SHOULD, that a run could check and that no test checks, or whose checks
         no breakage proves: ``harness coverage`` fails for it."""
         return self.status in ("unchecked", "exercised", "unproven")
+
+    @property
+    def room_unproven(self) -> bool:
+        """The references leave room here (the rule's ``room``), its checks exist, and no allowance shows they accept
+        it: flagged, not failing (a check may forbid what the text permits)."""
+        return bool(self.rule.room) and self.allowances == [] and self.status in ("checked", "unproven")
 
 
 @dataclass
@@ -105,6 +122,16 @@ class CoverageMap:
     accounting: dict[str, tuple[int, int, int]] = field(default_factory=dict)
     #: Every breakage read, by id (empty when breakages were not looked at).
     breakages: dict[str, Breakage] = field(default_factory=dict)
+    #: Every allowance read, by id (empty when allowances were not looked at).
+    allowances: dict[str, Allowance] = field(default_factory=dict)
+
+    def room_unproven(self) -> list[RuleCoverage]:
+        """Checked rules whose ``room`` no allowance proves their checks accept."""
+        return [c for c in ordered(self.rules) if c.room_unproven]
+
+    def rejected(self) -> list[Allowance]:
+        """Allowances that some check rejects today (findings against those checks)."""
+        return [a for a in self.allowances.values() if a.rejected_by]
 
     def failing(self) -> list[str]:
         """What makes ``harness coverage`` exit 1: rules unchecked or unproven, statements no rule names, and
@@ -130,6 +157,7 @@ def build_map(
     tests: list[LoadedTest],
     other_texts: dict[str, str] | None = None,
     breakages: list[Breakage] | None = None,
+    allowances: list[Allowance] | None = None,
 ) -> CoverageMap:
     """The map of ``catalogues`` against ``text`` (the change-streams spec) and the loaded ``tests``.
 
@@ -137,7 +165,8 @@ def build_map(
     ``text``, or the ``FILE:`` of an anchor written ``FILE:HASH``); anchors into a text not given are not
     verified, and the problems say so. ``text`` None: no text at hand; no anchor is verified and no statement is
     looked for (the map's ``spec_text`` is None, and every output says so). ``breakages`` None: breakages are not
-    looked at, and no rule is ``unproven``.
+    looked at, and no rule is ``unproven``. ``allowances`` None: allowances are not looked at, and no rule's room is
+    flagged; their anchors, bare (the change-streams spec) or ``FILE:HASH``, are verified as the rules' are.
     """
     compared = text is not None
     spec_catalogue = next((c for c in catalogues if c.name == "change-streams"), None)
@@ -190,6 +219,10 @@ def build_map(
             if rule_id in coverage:
                 coverage[rule_id].exercised_by.extend(matched)
 
+    clauses = {t.test_id: t.clauses for t in tests}
+    for rule_coverage in coverage.values():
+        reported = {clause for test_id in rule_coverage.checked_by for clause in clauses.get(test_id, ())}
+        rule_coverage.clauses = [clause for clause in CLAUSES if clause in reported]
     present = {name: {s.key for s in found} for name, found in parsed.items()}
     for catalogue in catalogues if compared else []:
         home = catalogue.text or (spec_name if catalogue is spec_catalogue else "")
@@ -235,6 +268,8 @@ def build_map(
                     problems.append(f"{breakage.where}: breaks {rule_id}, which no catalogue defines")
         for rule_id, item in coverage.items():
             item.breakages = proving[rule_id]
+    if allowances is not None:
+        _allow(coverage, allowances, present if compared else None, spec_name, problems)
     return CoverageMap(
         rules=list(coverage.values()),
         unmapped=unmapped,
@@ -245,7 +280,42 @@ def build_map(
         unaccounted=unaccounted,
         accounting=accounting,
         breakages={b.id: b for b in breakages or []},
+        allowances={a.id: a for a in allowances or []},
     )
+
+
+def _allow(
+    coverage: dict[str, RuleCoverage],
+    allowances: list[Allowance],
+    present: dict[str, set[str]] | None,
+    spec_name: str,
+    problems: list[str],
+) -> None:
+    """Each rule's allowances; an allowance naming an unknown rule, or an anchor its text does not have, is a problem
+    (``present`` None: no text at hand, anchors not verified)."""
+    allowed: dict[str, list[str]] = {rule_id: [] for rule_id in coverage}
+    for allowance in allowances:
+        for rule_id in allowance.rules:
+            if rule_id in allowed:
+                allowed[rule_id].append(allowance.id)
+            else:
+                problems.append(f"{allowance.where}: allows {rule_id}, which no catalogue defines")
+        for anchor in allowance.anchors if present is not None else ():
+            file, key = split_anchor(anchor, spec_name)
+            if file not in present:
+                problems.append(
+                    f"{allowance.where}: anchor {anchor} not verified: {file} was not found beside the spec text"
+                )
+            elif key not in present[file]:
+                problems.append(f"{allowance.where}: anchor {anchor} is not a sentence of {file}")
+    for rule_id, item in coverage.items():
+        item.allowances = allowed[rule_id]
+        checks = set(item.checked_by)
+        for allowance_id in item.allowances:
+            allowance = next(a for a in allowances if a.id == allowance_id)
+            tests = [r.test for r in allowance.rejected_by if r.test in checks]
+            if tests:
+                item.rejected[allowance_id] = tests
 
 
 def split_anchor(anchor: str, home: str) -> tuple[str, str]:
@@ -325,6 +395,7 @@ def as_json(cmap: CoverageMap) -> dict[str, Any]:
                 "catalogue": c.rule.catalogue,
                 "status": c.status,
                 "checked_by": c.checked_by,
+                "clauses": c.clauses,
                 "exercised_by": c.exercised_by,
                 "not_checkable": c.rule.not_checkable or None,
                 "missing_anchors": c.missing_anchors,
@@ -332,6 +403,10 @@ def as_json(cmap: CoverageMap) -> dict[str, Any]:
                 "check": c.rule.check or None,
                 "conditions": c.rule.conditions or None,
                 "breakages": c.breakages,
+                "room": c.rule.room or None,
+                "allowances": c.allowances,
+                "allowances_rejected_by": c.rejected,
+                "room_unproven": c.room_unproven,
             }
             for c in ordered(cmap.rules)
         ],
@@ -345,6 +420,19 @@ def as_json(cmap: CoverageMap) -> dict[str, Any]:
                 "one_path": b.one_path or None,
             }
             for b in cmap.breakages.values()
+        ],
+        "allowances": [
+            {
+                "id": a.id,
+                "rules": list(a.rules),
+                "side": a.side,
+                "what": a.what,
+                "anchors": list(a.anchors),
+                "why": a.why,
+                "proof": a.proof,
+                "rejected_by": [{"test": r.test, "why": r.why} for r in a.rejected_by],
+            }
+            for a in cmap.allowances.values()
         ],
         "accounting": {
             name: {"sentences": total, "named_by_rules": ruled, "informative": listed}

@@ -55,7 +55,19 @@ def summary_line(cmap: CoverageMap) -> str:
         f"{counts['exercised']} only exercised, {counts['unchecked']} unchecked, "
         f"{counts['not-checkable']} not checkable by a run ({by_kind}); "
         f"driver-side MUSTs checked: {must_checked}/{len(must)}; unmapped statements: {unmapped}; "
-        f"unaccounted sentences: {unaccounted}; breakages: {len(cmap.breakages)}; tests loaded: {cmap.tests_loaded}"
+        f"unaccounted sentences: {unaccounted}; breakages: {len(cmap.breakages)}; {_allowance_counts(cmap)}; "
+        f"tests loaded: {cmap.tests_loaded}"
+    )
+
+
+def _allowance_counts(cmap: CoverageMap) -> str:
+    checks = sum(len(a.rejected_by) for a in cmap.rejected())
+    accepting = sum(1 for c in cmap.rules if c.allowances and not c.rejected)
+    rejecting = sum(1 for c in cmap.rules if c.rejected)
+    return (
+        f"allowances: {len(cmap.allowances)} (rules whose checks accept them: {accepting}; rules with a check that "
+        f"rejects one: {rejecting}; rejecting checks: {checks}); rules with room and no allowance: "
+        f"{len(cmap.room_unproven())}"
     )
 
 
@@ -82,6 +94,16 @@ def _proof(c: RuleCoverage) -> str:
     return ", ".join(c.breakages)
 
 
+def _allowed(c: RuleCoverage) -> str:
+    if c.allowances is None:
+        return ""
+    if not c.allowances:
+        return f"none (room unproven: {c.rule.room})" if c.room_unproven else "none"
+    return ", ".join(
+        f"{a} (rejected today by {len(c.rejected[a])} of its checks)" if a in c.rejected else a for a in c.allowances
+    )
+
+
 def _title(cmap: CoverageMap) -> str:
     if cmap.spec_text is None:
         return f"Coverage of the project's rule catalogues; {NOT_COMPARED}"
@@ -101,6 +123,17 @@ def _trailer(cmap: CoverageMap, bullet: str) -> list[str]:
     if unproven:
         lines += ["", f"Checked, but no breakage proves the check ({len(unproven)}):"]
         lines += [f"{bullet}{c.rule.id} ({c.rule.kind} {c.rule.level}): {c.rule.paraphrase}" for c in unproven]
+    room = cmap.room_unproven()
+    if room:
+        lines += ["", f"Room the references leave that no allowance proves the checks accept ({len(room)}):"]
+        lines += [f"{bullet}{c.rule.id} ({c.rule.kind} {c.rule.level}): {c.rule.room}" for c in room]
+    rejected = cmap.rejected()
+    if rejected:
+        count = sum(len(a.rejected_by) for a in rejected)
+        lines += ["", f"Checks that reject a permitted variation today ({count}; findings against the checks):"]
+        lines += [
+            f"{bullet}{a.id} ({a.side}): {r.test}: {' '.join(r.why.split())}" for a in rejected for r in a.rejected_by
+        ]
     if cmap.accounting:
         lines += ["", "Reference texts, sentence by sentence:"] + [f"{bullet}{line}" for line in accounting_lines(cmap)]
     if cmap.unaccounted:
@@ -158,9 +191,13 @@ def render_text(cmap: CoverageMap) -> str:
                 lines.append(f"      applies: {c.rule.conditions}")
             if c.checked_by:
                 lines.append(f"      checked by: {_tests(c.checked_by, SHOWN_TESTS)}")
+            if c.clauses:
+                lines.append(f"      can report: {', '.join(c.clauses)}")
                 lines.append(f"      compares: {c.rule.check or 'not said'}")
             if c.breakages is not None and c.status != "not-checkable":
                 lines.append(f"      broken by: {_proof(c)}")
+            if c.allowances is not None and c.status != "not-checkable" and (c.allowances or c.rule.room):
+                lines.append(f"      allowed: {_allowed(c)}")
             if c.exercised_by:
                 lines.append(f"      exercised by: {_tests(c.exercised_by, SHOWN_TESTS)}")
             if c.rule.not_checkable:
@@ -178,8 +215,8 @@ def render_markdown(cmap: CoverageMap) -> str:
             "",
             f"## {title} ({len(rules)})",
             "",
-            "| rule | level | section | rule, paraphrased | status | tests | compares | broken by |",
-            "| --- | --- | --- | --- | --- | --- | --- | --- |",
+            "| rule | level | section | rule, paraphrased | status | tests | compares | broken by | allowed |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
         ]
         for c in rules:
             tests = _tests(c.checked_by, None) or (
@@ -194,6 +231,7 @@ def render_markdown(cmap: CoverageMap) -> str:
                 tests,
                 c.rule.check if c.checked_by else "",
                 _proof(c) if c.status != "not-checkable" else "",
+                _allowed(c) if c.status != "not-checkable" else "",
             ]
             cells = [cell.replace("|", "\\|") for cell in cells]
             lines.append("| " + " | ".join(cells) + " |")

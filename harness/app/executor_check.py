@@ -510,6 +510,39 @@ def _close_with_failing_kill_cursors(check: Check, scope: str) -> None:
         check.problems.append(f"run close on an open stream: expected the driver to send killCursors, it sent {names}")
 
 
+#: An argument no operation of the unified format has: every executor must refuse it, never drop it (section 6.2).
+UNKNOWN_ARGUMENT = "notAnArgument"
+
+
+def check_unknown_arguments(check: Check) -> None:
+    """Section 6.2: an argument the executor cannot pass to its driver is refused with ``notImplemented`` naming it,
+    before anything is sent; an operation that takes no arguments (a stream's ``iterateOnce``) refuses one too."""
+    scope = "arguments"
+    if _open_scope(check, scope, 1000, *_client_and_collection("arguments")):
+        create = {"name": "createChangeStream", "object": "coll", "arguments": {"pipeline": []}}
+        opened = check.request("run", scope=scope, operation={**create, "saveResultAsEntity": "stream"})
+        _refuses_unknown_argument(check, scope, "find", "coll", filter={})
+        if opened["ok"]:
+            _refuses_unknown_argument(check, scope, "iterateOnce", "stream")
+        else:
+            check.problems.append(f"run createChangeStream: expected the stream, got {opened!r}")
+    check.expect_ok("closeScope", scope=scope)
+
+
+def _refuses_unknown_argument(check: Check, scope: str, name: str, obj: str, **arguments: Any) -> None:
+    sent = len(_command_names(check, scope))
+    reply = _run(check, scope, name, obj, **arguments, **{UNKNOWN_ARGUMENT: 1})
+    commands = _command_names(check, scope)[sent:]
+    error = reply.get("error") or {}
+    refused = error.get("kind") == "notImplemented" and UNKNOWN_ARGUMENT in str(error.get("message"))
+    if reply["ok"] or not refused or commands:
+        check.problems.append(
+            f"run {name} with an argument {UNKNOWN_ARGUMENT}: expected notImplemented naming it and no command sent "
+            f"(section 6.2: an argument the executor cannot pass is refused, never dropped), got {reply!r} after "
+            f"{commands}"
+        )
+
+
 def _server_client(check: Check) -> MongoClient[dict[str, Any]]:
     """The check's own pymongo client on the server, for what a test runner does beside the driver under test."""
     assert check.uri is not None
@@ -579,6 +612,7 @@ CHECKS: list[tuple[str, Callable[[Check], None], bool]] = [
     ("reading a cursor to its end", check_cursor_reading, True),
     ("a bulk write error", check_bulk_write_error, True),
     ("iterateOnce, the iteration budget and close", check_stream_iteration, True),
+    ("an argument the executor cannot pass", check_unknown_arguments, True),
     ("a stream the server closed", check_closed_stream, True),
     ("EOF handling", check_eof, False),
 ]

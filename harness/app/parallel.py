@@ -36,6 +36,7 @@ from typing import Any
 from harness.app.compose import plugins as compose_plugins
 from harness.app.durations import Durations
 from harness.app.reporting import ConsoleReporter
+from harness.core.causes import from_record
 from harness.core.credentials import redact_text
 from harness.core.expectations import Classification, Expectations
 from harness.core.ports import TargetInfo, TargetUnavailable
@@ -250,14 +251,24 @@ def _result(payload: dict[str, Any], tests: list[Any]) -> TestResult:
     test = tests[payload["index"]]
     if test.test_id != payload["test_id"]:
         raise TargetUnavailable(f"worker ran {payload['test_id']!r} for {test.test_id!r}: the test lists differ")
+    record = json.loads(payload["record"])
+    fields = payload["classification"]
+    classification = Classification(
+        fields["expected"],
+        fields["kind"],
+        fields["reason"],
+        tuple(fields["entries"]),
+        fields["unexplained"],
+        tuple(from_record(cause) for cause in record.get("causes", [])),
+    )
     return TestResult(
         payload["test_id"],
         payload["file"],
         payload["outcome"],
         payload["message"],
         payload["duration_s"],
-        Classification(**payload["classification"]),
-        json.loads(payload["record"]),
+        classification,
+        record,
     )
 
 

@@ -104,7 +104,9 @@ def report_to_pytest(result: Any, node: pytest.Item | None = None) -> None:
     """
     if node is not None:
         node.user_properties.append((RESULT_PROPERTY, record_line(result.record)))
-        node.config.stash.setdefault(_PRODUCED_KEY, []).append((result.test_id, result.file))
+        node.config.stash.setdefault(_PRODUCED_KEY, []).append(
+            (result.test_id, result.file, result.outcome, result.classification.entries)
+        )
     kind = result.classification.kind
     if result.classification.expected:
         if result.outcome == PASSED:
@@ -216,8 +218,13 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     produced = session.config.stash.get(_PRODUCED_KEY, [])
     selected = [item.test.file for item in session.items if isinstance(item, SpecItem)]
     notes.pinned = {file: selected.count(file) for file in notes.pinned if file in selected}
-    notes.loaded = [*(notes.loaded or []), *(test_id for test_id, _ in produced)]
-    closing = notes.said_by_the_run() + notes.close(run.expectations, produced)
+    notes.loaded = [*(notes.loaded or []), *(test_id for test_id, *_ in produced)]
+    closing = notes.said_by_the_run() + notes.close(
+        run.expectations,
+        [(test_id, file) for test_id, file, *_ in produced],
+        {ref for *_, entries in produced for ref in entries},
+        {test_id for test_id, _, outcome, _ in produced if outcome == SKIPPED},
+    )
     failing = notes.failures()
     say = getattr(
         session.config.pluginmanager.get_plugin("terminalreporter"),

@@ -124,6 +124,29 @@ class ConsoleReporter:
         elif result.outcome == SKIPPED and not self.quiet:
             self._print(f"        skipped: {result.message}")
 
+    def _known_by_cause(self) -> None:
+        """The "known, by cause" table: each expected-outcomes entry that explained causes, how many and in how
+        many tests, with its kind and rule (docs/causes.md)."""
+        causes: Counter = Counter()
+        tests: dict[str, set[str]] = defaultdict(set)
+        for result in self.results:
+            for cause in result.classification.causes:
+                if cause.known:
+                    causes[cause.known] += 1
+                    tests[cause.known].add(result.test_id)
+        if not causes:
+            return
+        entries = {entry.ref: entry for entry in (self.expectations.known if self.expectations else [])}
+        rows = [
+            (ref, entries[ref].kind if ref in entries else "?", entries[ref].rule if ref in entries else "?")
+            for ref in sorted(causes)
+        ]
+        width = max(len("known, by cause"), *(len(ref) for ref, _, _ in rows))
+        self._print()
+        self._print(f"{'known, by cause'.ljust(width)}  {'kind':<22}  {'rule':<28}  {'causes':>6}  {'tests':>5}")
+        for ref, kind, rule in rows:
+            self._print(f"{ref.ljust(width)}  {kind:<22}  {rule:<28}  {causes[ref]:>6}  {len(tests[ref]):>5}")
+
     def _recommendations(self) -> None:
         """The SHOULD-level findings: counted on their own line, each with its rule ids; they never fail the run
         (a check stricter than the spec's MUST would be a false alarm), not even under ``--strict``."""
@@ -162,12 +185,16 @@ class ConsoleReporter:
                 f"  UNEXPECTED {result.classification.kind}: {result.test_id}"
                 + (f" ({result.classification.reason})" if result.classification.reason else "")
             )
+        self._known_by_cause()
         self._recommendations()
         slowest = sorted(self.results, key=lambda r: -r.duration_s)[:SLOWEST]
         if slowest:
             self._print("slowest: " + ", ".join(f"{r.test_id} ({r.duration_s:.2f}s)" for r in slowest))
         closing = self.notes.said_by_the_run() + self.notes.close(
-            self.expectations, [(r.test_id, r.file) for r in self.results]
+            self.expectations,
+            [(r.test_id, r.file) for r in self.results],
+            {ref for r in self.results for ref in r.classification.entries},
+            {r.test_id for r in self.results if r.outcome == SKIPPED},
         )
         failing = self.notes.failures()
         for note in closing:

@@ -17,9 +17,20 @@ class TestFailure(Exception):
 
     __test__ = False  # not a pytest test class
 
-    def __init__(self, message: str, mismatches: list[Any] | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        mismatches: list[Any] | None = None,
+        causes: list[Any] | None = None,
+        not_reached: list[str] | None = None,
+    ) -> None:
         super().__init__(message)
         self.mismatches = mismatches or []
+        #: The :class:`~harness.core.causes.Cause` values found (docs/causes.md); empty: one ``check`` cause
+        #: made of the message, by the lifecycle.
+        self.causes = causes or []
+        #: Checks a flow-breaking cause left unreached (their labels).
+        self.not_reached = not_reached or []
 
 
 class HarnessError(Exception):

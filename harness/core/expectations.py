@@ -1,57 +1,153 @@
-"""Expected outcomes per target: the tests a target is known to fail, each with its reason.
+"""Expected outcomes, keyed by cause: which observed causes of failure are known deviations (docs/causes.md).
 
-The file (YAML, read by :mod:`harness.formats.expectations_file`) looks like::
+The files (YAML, read by :mod:`harness.formats.expectations_file`) are a target's, a driver's or a target and
+driver pair's. Each entry names one cause: the rule it breaks, its kind (a server's bug, a driver's missing
+feature...), a signature that a record's cause must match (its clause, a mismatch path, an error code or type,
+a message pattern), optionally the tests it is limited to, the outcome it gives, the reason and the
+reproduction that showed it outside the harness::
 
     target: secantusdb
     known:
-      - test: "legacy/change-streams::Test consecutive resume"   # test_id, fnmatch patterns allowed
-        outcome: failed                                        # failed (default), error or skipped
+      - id: second-stage-accepted
+        rule: SRV-STAGE-ONCE
+        kind: server-bug
+        signature: {clause: error-not-raised}
+        tests: ["unified/server-pipeline::SRV-STAGE-ONCE: *"]
         reason: "one line saying what the target does wrong"
+        reproduction: "how it was shown outside the harness"
 
-A result is then *expected* (it matches the file: a pass not listed, or a
-listed test with its listed outcome, or a listed test skipped because this
-target does not meet its requirements) or *unexpected*: an unexpected failure,
-or an unexpected pass, which is news too (the entry is stale). A run fails
-only on the unexpected.
+A failed (or error) result is *expected* only when every one of its causes is explained by an entry; one cause
+no entry explains makes it *unexpected*, even beside known ones, so a known deviation never hides a second
+fault. A passing test that an entry names exactly is an *unexpected pass* (the entry may be stale).
 
-One failure is neither: an unlisted test that checks only SHOULD-level rules
-(:meth:`harness.core.rules.RuleIndex.should_only`) and failed is a
-*recommendation not followed*. Its outcome stays ``failed`` (what was
-observed), but a check stricter than the spec's MUST must not fail a run, so
-it is expected, and the summary counts it on its own.
+One failure is neither: an unexplained failure of a test that checks only SHOULD-level rules
+(:meth:`harness.core.rules.RuleIndex.should_only`) is a *recommendation not followed*. Its outcome stays
+``failed`` (what was observed), but a check stricter than the spec's MUST must not fail a run, so it is
+expected, and the summary counts it on its own.
 """
 
 from __future__ import annotations
 
 import fnmatch
+import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from harness.core.verdicts import FAILED, OUTCOMES, PASSED, SKIPPED
+from harness.core.causes import CLAUSES, Cause
+from harness.core.verdicts import ERROR, FAILED, PASSED, SKIPPED
 
-#: The outcomes an entry may name: every outcome but a pass (a pass is what an unlisted test is expected to do).
-KNOWN_OUTCOMES = tuple(outcome for outcome in OUTCOMES if outcome != PASSED)
+#: The outcomes an entry may give: a failure, or an error (the harness could not carry the test out).
+KNOWN_OUTCOMES = (FAILED, ERROR)
 
-#: A classification's ``kind``: ``pass`` and ``skip`` (unlisted, as expected), ``known-<word>`` (listed, as
-#: listed), ``unexpected-<word>`` (unlisted and failing, or listed with another outcome) and ``unexpected-pass``.
+#: A classification's ``kind``: ``pass`` and ``skip`` (unlisted, as expected), ``known-<word>`` (every cause
+#: explained), ``unexpected-<word>`` (a cause unexplained) and ``unexpected-pass``.
 PASS, SKIP, UNEXPECTED_PASS = "pass", "skip", "unexpected-pass"
 KNOWN, UNEXPECTED = "known-", "unexpected-"
-#: An unlisted failure of a test that checks only SHOULD-level rules: a finding that does not fail the run.
+#: An unexplained failure of a test that checks only SHOULD-level rules: a finding that does not fail the run.
 RECOMMENDATION_NOT_FOLLOWED = "recommendation-not-followed"
 #: How a kind names a failing or skipped outcome where not by the outcome's own name.
 _KIND_WORD = {FAILED: "failure"}
+
+#: An entry's kind, and which files may hold it: a target's file never explains a driver's bug, nor a
+#: driver's a server's (docs/causes.md, "Kinds").
+KINDS: dict[str, tuple[str, ...]] = {
+    "server-bug": ("target", "pair"),
+    "server-not-implemented": ("target", "pair"),
+    "driver-bug": ("driver", "pair"),
+    "driver-not-implemented": ("driver", "pair"),
+    "harness-limitation": ("target", "driver", "pair"),
+}
+#: The owners a file can have: its leading key.
+OWNERS = ("target", "driver", "pair")
+_SIGNATURE_FIELDS = (
+    "clause",
+    "step",
+    "path",
+    "error_code",
+    "error_code_name",
+    "error_type",
+    "error_labels",
+    "message",
+)
+#: A signature must pin the fact down with at least one of these (a clause alone would excuse any such failure).
+_SPECIFIC = ("step", "path", "error_code", "error_code_name", "error_type", "message")
+_PATTERN_CHARS = set("*?[")
 
 
 class ExpectationsError(Exception):
     """A malformed expected-outcomes file; names the file and the entry."""
 
 
+def glob_match(text: str, pattern: str) -> bool:
+    """``*`` (any run) and ``?`` (one character) only: steps and paths are full of brackets
+    (``expectEvents[0][1]``), which :mod:`fnmatch` would read as character classes."""
+    parts = ("." * (c == "?") + ".*" * (c == "*") or re.escape(c) for c in pattern)
+    return re.fullmatch("".join(parts), text, re.DOTALL) is not None
+
+
 @dataclass(frozen=True)
-class KnownOutcome:
-    pattern: str
-    outcome: str
+class Signature:
+    """What a cause must show for an entry to explain it: every field given must match (docs/causes.md)."""
+
+    clause: str = ""
+    step: str = ""
+    path: str = ""
+    error_code: int | None = None
+    error_code_name: str = ""
+    error_type: str = ""
+    error_labels: tuple[str, ...] = ()
+    message: str = ""
+
+    def matches(self, cause: Cause) -> bool:
+        error = cause.error or {}
+        return (
+            (not self.clause or cause.clause == self.clause)
+            and (not self.step or glob_match(cause.step, self.step))
+            and (not self.path or glob_match(cause.path, self.path))
+            and (self.error_code is None or error.get("code") == self.error_code)
+            and (not self.error_code_name or error.get("code_name") == self.error_code_name)
+            and (not self.error_type or glob_match(str(error.get("type") or ""), self.error_type))
+            and all(label in (error.get("labels") or ()) for label in self.error_labels)
+            and (not self.message or re.search(self.message, cause.searched_text()) is not None)
+        )
+
+    def describe(self) -> str:
+        parts = [
+            f"{name}={getattr(self, name)!r}" for name in _SIGNATURE_FIELDS if getattr(self, name) not in ("", None, ())
+        ]
+        return ", ".join(parts)
+
+
+@dataclass(frozen=True)
+class KnownCause:
+    """One entry: a cause of failure known to come from the target, the driver or the pair, and why."""
+
+    id: str
+    rule: str
+    kind: str
+    signature: Signature
     reason: str
+    reproduction: str
+    outcome: str = FAILED
+    #: Test-id patterns the entry is limited to; empty: any test whose failure shows this cause.
+    tests: tuple[str, ...] = ()
+    #: The file, as ``drivers/java.yml``: with ``id``, how records name the entry.
+    source: str = ""
+
+    @property
+    def ref(self) -> str:
+        return f"{self.source}#{self.id}"
+
+    def applies_to(self, test_id: str) -> bool:
+        return not self.tests or any(test_id == t or fnmatch.fnmatchcase(test_id, t) for t in self.tests)
+
+    def names_exactly(self, test_id: str) -> bool:
+        """The entry lists this very test (no pattern): its pass is news."""
+        return test_id in self.tests and not _PATTERN_CHARS & set(test_id)
+
+    def explains(self, test_id: str, outcome: str, cause: Cause) -> bool:
+        return outcome == self.outcome and self.applies_to(test_id) and self.signature.matches(cause)
 
 
 @dataclass(frozen=True)
@@ -59,19 +155,31 @@ class Classification:
     expected: bool
     kind: str  # PASS, SKIP, UNEXPECTED_PASS, RECOMMENDATION_NOT_FOLLOWED, or KNOWN / UNEXPECTED and an outcome's word
     reason: str = ""
+    #: The refs (``FILE#id``) of the entries that explained the test's causes.
+    entries: tuple[str, ...] = ()
+    #: How many of the test's causes no entry explains.
+    unexplained: int = 0
+    #: The test's causes, each marked with the entry that explains it (docs/causes.md).
+    causes: tuple[Cause, ...] = field(default=(), compare=False)
 
     @property
     def known(self) -> bool:
-        """A listed test that did what its entry says (a known deviation)."""
+        """Every cause of a failing test explained by an entry (a known deviation)."""
         return self.kind.startswith(KNOWN)
 
     @property
     def recommendation_not_followed(self) -> bool:
-        """An unlisted failure of a test that checks only SHOULD-level rules (the reason names them)."""
+        """An unexplained failure of a test that checks only SHOULD-level rules (the reason names them)."""
         return self.kind == RECOMMENDATION_NOT_FOLLOWED
 
     def as_record(self) -> dict[str, Any]:
-        return {"expected": self.expected, "kind": self.kind, "reason": self.reason}
+        return {
+            "expected": self.expected,
+            "kind": self.kind,
+            "reason": self.reason,
+            "entries": list(self.entries),
+            "unexplained": self.unexplained,
+        }
 
 
 @dataclass(frozen=True)
@@ -117,7 +225,7 @@ def with_uri_options(uri: str, options: dict[str, str]) -> str:
 
 class Expectations:
     def __init__(
-        self, known: list[KnownOutcome], source: str = "<none>", adjustments: list[Adjustment] | None = None
+        self, known: list[KnownCause], source: str = "<none>", adjustments: list[Adjustment] | None = None
     ) -> None:
         self.known = known
         self.source = source
@@ -137,65 +245,158 @@ class Expectations:
 
     @classmethod
     def combined(cls, parts: list[Expectations]) -> Expectations:
-        """One set from several files (the target's and the driver's); the first entry matching a test wins."""
+        """One set from several files (the target's, the driver's, the pair's)."""
         sources = [part.source for part in parts if part.source != "<none>"]
         adjustments = [adjustment for part in parts for adjustment in part.adjustments]
         return cls([entry for part in parts for entry in part.known], " + ".join(sources) or "<none>", adjustments)
 
     @classmethod
-    def from_data(cls, data: Any, source: str) -> Expectations:
-        """Check and build from a parsed file; every problem names ``source`` and the entry."""
-        entries = data.get("known", []) if isinstance(data, dict) else None
+    def from_data(cls, data: Any, source: str, label: str = "") -> Expectations:
+        """Check and build from a parsed file; every problem names ``source`` and the entry. ``label`` is how
+        records name the file (``drivers/java.yml``; default: ``source``)."""
         if data is None:
-            entries = []
+            return cls([], source)
+        if not isinstance(data, dict):
+            raise ExpectationsError(f"{source}: an expected-outcomes file is a mapping")
+        owners = [owner for owner in OWNERS if owner in data]
+        if owners == ["target", "driver"]:  # a pair's file names both
+            owners = ["pair"]
+        if len(owners) != 1:
+            raise ExpectationsError(f"{source}: name the owner: 'target', 'driver', or both for a pair")
+        entries = data.get("known", [])
         if not isinstance(entries, list):
             raise ExpectationsError(f"{source}: 'known' must be a list")
-        known = []
-        for index, entry in enumerate(entries):
-            if not isinstance(entry, dict) or not isinstance(entry.get("test"), str):
-                raise ExpectationsError(f"{source}: known[{index}] needs a 'test' string")
-            outcome = entry.get("outcome", FAILED)
-            if outcome not in KNOWN_OUTCOMES:
-                raise ExpectationsError(
-                    f"{source}: known[{index}] ({entry['test']}): outcome must be one of {KNOWN_OUTCOMES}"
-                )
-            reason = entry.get("reason")
-            if not isinstance(reason, str) or not reason.strip():
-                raise ExpectationsError(f"{source}: known[{index}] ({entry['test']}): a one-line 'reason' is required")
-            known.append(KnownOutcome(entry["test"], outcome, reason.strip()))
+        known = [_entry(entry, index, source, label or source, owners[0]) for index, entry in enumerate(entries)]
+        ids = [entry.id for entry in known]
+        duplicated = sorted({i for i in ids if ids.count(i) > 1})
+        if duplicated:
+            raise ExpectationsError(f"{source}: entry ids must be unique in a file: {duplicated}")
         return cls(known, source, _adjustments(data, source))
 
-    def unmatched(self, test_ids: list[str]) -> list[KnownOutcome]:
-        """Entries no test of this run matched: stale, misspelt, or simply not selected (``-k``)."""
-        return [
-            entry
-            for entry in self.known
-            if not any(entry.pattern == t or fnmatch.fnmatchcase(t, entry.pattern) for t in test_ids)
-        ]
+    def naming(self, test_id: str) -> list[KnownCause]:
+        """The entries limited to tests that include this one (a test with a known deviation of its own)."""
+        return [entry for entry in self.known if entry.tests and entry.applies_to(test_id)]
 
-    def lookup(self, test_id: str) -> KnownOutcome | None:
-        for entry in self.known:
-            if entry.pattern == test_id or fnmatch.fnmatchcase(test_id, entry.pattern):
-                return entry
-        return None
+    def unused(self, used: set[str]) -> list[KnownCause]:
+        """Entries that explained no cause of the run (``used``: the refs of those that did)."""
+        return [entry for entry in self.known if entry.ref not in used]
 
-    def classify(self, test_id: str, outcome: str, should_only: Sequence[str] = ()) -> Classification:
-        """``should_only``: the SHOULD-level rules of a test that checks nothing stricter (empty: it checks a MUST,
-        or nothing known); an unlisted failure of such a test is a recommendation not followed."""
-        entry = self.lookup(test_id)
-        if entry is None:
-            if outcome in (PASSED, SKIPPED):
-                return Classification(True, PASS if outcome == PASSED else SKIP)
-            if outcome == FAILED and should_only:
-                return Classification(
-                    True, RECOMMENDATION_NOT_FOLLOWED, "checks only SHOULD-level rules: " + ", ".join(should_only)
-                )
-            return Classification(False, UNEXPECTED + _KIND_WORD.get(outcome, outcome))
-        if outcome == entry.outcome:
-            return Classification(True, KNOWN + _KIND_WORD.get(outcome, outcome), entry.reason)
-        if outcome == SKIPPED:
-            # The deviation was not exercised here (the target does not meet the test's requirements, as a
-            # standalone target for a driver's replica-set deviation): nothing is learnt about the entry either way.
-            return Classification(True, SKIP, f"not run here; listed as {entry.outcome}: {entry.reason}")
-        kind = UNEXPECTED_PASS if outcome == PASSED else UNEXPECTED + _KIND_WORD.get(outcome, outcome)
-        return Classification(False, kind, f"listed as {entry.outcome}: {entry.reason}")
+    def classify(
+        self, test_id: str, outcome: str, causes: Sequence[Cause] = (), should_only: Sequence[str] = ()
+    ) -> Classification:
+        """``causes``: the failing test's causes (each is explained by the first entry that matches it, or not);
+        ``should_only``: the SHOULD-level rules of a test that checks nothing stricter (empty: it checks a MUST,
+        or nothing known); an unexplained failure of such a test is a recommendation not followed."""
+        if outcome in (PASSED, SKIPPED):
+            naming = [entry for entry in self.known if entry.names_exactly(test_id)]
+            if outcome == PASSED and naming:
+                return Classification(False, UNEXPECTED_PASS, "listed: " + "; ".join(e.reason for e in naming))
+            return Classification(True, PASS if outcome == PASSED else SKIP)
+        marked: list[Cause] = []
+        used: list[KnownCause] = []
+        for cause in causes:
+            entry = next((e for e in self.known if e.explains(test_id, outcome, cause)), None)
+            if entry is None:
+                marked.append(cause)
+                continue
+            marked.append(cause.explained(entry.ref, entry.rule))
+            if entry not in used:
+                used.append(entry)
+        unexplained = sum(1 for cause in marked if not cause.known)
+        refs = tuple(entry.ref for entry in used)
+        reason = "; ".join(f"{entry.ref}: {entry.reason}" for entry in used)
+        word = _KIND_WORD.get(outcome, outcome)
+        if causes and not unexplained:
+            return Classification(True, KNOWN + word, reason, refs, 0, tuple(marked))
+        if outcome == FAILED and should_only and not used:
+            return Classification(
+                True,
+                RECOMMENDATION_NOT_FOLLOWED,
+                "checks only SHOULD-level rules: " + ", ".join(should_only),
+                refs,
+                unexplained,
+                tuple(marked),
+            )
+        if used:
+            reason = f"{unexplained} of {len(marked)} cause(s) not explained; the others: {reason}"
+        return Classification(False, UNEXPECTED + word, reason, refs, max(unexplained, 1), tuple(marked))
+
+
+def _text(entry: dict[str, Any], key: str, where: str, required: bool = True) -> str:
+    value = entry.get(key)
+    if value is None and not required:
+        return ""
+    if not isinstance(value, str) or not value.strip():
+        raise ExpectationsError(f"{where}: '{key}' must be a non-empty string")
+    return value.strip()
+
+
+def _signature(raw: Any, where: str) -> Signature:
+    if not isinstance(raw, dict) or not raw:
+        raise ExpectationsError(f"{where}: 'signature' must be a mapping of {', '.join(_SIGNATURE_FIELDS)}")
+    unknown = sorted(set(raw) - set(_SIGNATURE_FIELDS))
+    if unknown:
+        raise ExpectationsError(f"{where}: signature fields {unknown} unknown; known: {', '.join(_SIGNATURE_FIELDS)}")
+    if not any(raw.get(key) not in (None, "", []) for key in _SPECIFIC):
+        raise ExpectationsError(f"{where}: a signature needs at least one of {', '.join(_SPECIFIC)}")
+    clause = raw.get("clause", "")
+    if clause and clause not in CLAUSES:
+        raise ExpectationsError(f"{where}: signature clause {clause!r} unknown; known: {', '.join(CLAUSES)}")
+    code = raw.get("error_code")
+    if code is not None and (not isinstance(code, int) or isinstance(code, bool)):
+        raise ExpectationsError(f"{where}: signature error_code must be an integer")
+    labels = raw.get("error_labels", [])
+    if not isinstance(labels, list) or not all(isinstance(label, str) for label in labels):
+        raise ExpectationsError(f"{where}: signature error_labels must be a list of strings")
+    message = raw.get("message", "")
+    try:
+        re.compile(str(message))
+    except re.error as exc:
+        raise ExpectationsError(f"{where}: signature message is not a regular expression: {exc}") from exc
+    texts = {key: raw.get(key, "") for key in ("clause", "step", "path", "error_code_name", "error_type", "message")}
+    if not all(isinstance(value, str) for value in texts.values()):
+        raise ExpectationsError(f"{where}: signature text fields must be strings")
+    return Signature(error_code=code, error_labels=tuple(labels), **texts)
+
+
+def _entry(entry: Any, index: int, source: str, label: str, owner: str) -> KnownCause:
+    where = f"{source}: known[{index}]"
+    if not isinstance(entry, dict):
+        raise ExpectationsError(f"{where}: an entry is a mapping")
+    if "test" in entry:
+        raise ExpectationsError(
+            f"{where}: entries are keyed by cause, not by test: give id, rule, kind, signature, reason and "
+            "reproduction (docs/causes.md); 'tests' may limit an entry to some tests"
+        )
+    where = f"{where} ({entry.get('id')!r})"
+    entry_id = _text(entry, "id", where)
+    rule = _text(entry, "rule", where)
+    kind = _text(entry, "kind", where)
+    if kind not in KINDS:
+        raise ExpectationsError(f"{where}: kind {kind!r} unknown; known: {', '.join(KINDS)}")
+    if owner not in KINDS[kind]:
+        raise ExpectationsError(f"{where}: a {owner}'s file cannot hold a {kind} (only {', '.join(KINDS[kind])})")
+    outcome = entry.get("outcome", FAILED)
+    if outcome not in KNOWN_OUTCOMES:
+        raise ExpectationsError(f"{where}: outcome must be one of {KNOWN_OUTCOMES}")
+    if kind == "harness-limitation" and outcome != ERROR:
+        raise ExpectationsError(f"{where}: a harness limitation gives an error, never a failure (outcome: error)")
+    tests = entry.get("tests", [])
+    if not isinstance(tests, list) or not all(isinstance(t, str) and t for t in tests):
+        raise ExpectationsError(f"{where}: 'tests' must be a list of test-id patterns")
+    if any(t.strip() == "*" for t in tests):
+        raise ExpectationsError(f"{where}: 'tests' may not be '*' (leave it out to apply to every test)")
+    unknown = sorted(set(entry) - {"id", "rule", "kind", "signature", "reason", "reproduction", "outcome", "tests"})
+    if unknown:
+        raise ExpectationsError(f"{where}: unknown field(s) {unknown}")
+    return KnownCause(
+        entry_id,
+        rule,
+        kind,
+        _signature(entry.get("signature"), where),
+        _text(entry, "reason", where),
+        _text(entry, "reproduction", where),
+        outcome,
+        tuple(tests),
+        label,
+    )

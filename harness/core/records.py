@@ -71,6 +71,8 @@ def make_record(
     expectation: dict[str, Any] | None = None,
     details: dict[str, Any] | None = None,
     rules: list[str] | None = None,
+    causes: list[dict[str, Any]] | None = None,
+    not_reached: list[str] | None = None,
 ) -> dict[str, Any]:
     """One result record; ``rules`` are the ids of the rules the test checks (``harness coverage``), always a list."""
     record = {
@@ -84,6 +86,9 @@ def make_record(
         "outcome": outcome,
         "message": message,
         "mismatches": mismatches or [],
+        #: Why it failed, one object per broken check (docs/causes.md); [] for a pass or a skip.
+        "causes": causes or [],
+        "not_reached": not_reached or [],
         "started_at": started_at,
         "duration_s": round(duration_s, 6),
         **provenance.as_fields(),

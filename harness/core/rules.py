@@ -56,6 +56,9 @@ class Rule:
     check: str = ""
     #: When the rule applies (server versions, topologies, options); "" when always.
     conditions: str = ""
+    #: What the references leave free where the rule applies (a variation its checks must accept); "" when nothing
+    #: was found. An :class:`Allowance` of the rule proves its checks accept it.
+    room: str = ""
 
     @property
     def kind(self) -> str:
@@ -82,6 +85,36 @@ class Breakage:
     proof: str
     #: Set for a breakage that changes one code path of several (one API of two, one error class, one option).
     one_path: str = ""
+    where: str = ""
+
+
+@dataclass(frozen=True)
+class Rejection:
+    """A check that fails a permitted variation today (a finding against the check): its test id, and why."""
+
+    test: str
+    why: str
+
+
+@dataclass(frozen=True)
+class Allowance:
+    """A behaviour the references permit that the checks of ``rules`` must accept (the second proof of a check).
+
+    ``anchors`` name the sentences that permit it as a rule's do (``HASH`` in the change-streams spec,
+    ``FILE:HASH`` in another reference text); ``proof`` names where the harness's own tests apply it to pymongo or
+    SecantusDB and assert that it was observed and that the checks pass: ``PATH::NAME``, a test module and the
+    table that holds the allowance under ``id``. ``rejected_by`` lists the checks that fail it today.
+    """
+
+    id: str
+    rules: tuple[str, ...]
+    side: str
+    what: str
+    anchors: tuple[str, ...]
+    why: str
+    proof: str
+    cue: str = ""
+    rejected_by: tuple[Rejection, ...] = ()
     where: str = ""
 
 

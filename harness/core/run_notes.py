@@ -25,6 +25,8 @@ NOTE_KINDS: dict[str, bool] = {
     "pinned-test-missing": True,
     #: an entry for a test the run did not select (-k), or for a pinned file it did not load (another --specs)
     "expectation-not-selected": False,
+    #: an entry whose tests all ran here as skips (this target cannot exercise the deviation)
+    "expectation-not-exercised": False,
     #: a spec file no pin knows, by content or by path (a newer corpus): run, its test count unchecked
     "unpinned": False,
     #: a spec file at a pinned path with other content (a newer corpus): run as unpinned
@@ -36,8 +38,8 @@ NOTE_KINDS: dict[str, bool] = {
 #: Kinds of note the run adds itself (the front ends print the others as they add them).
 RUN_SAID = ("run-adjusted",)
 
-#: The words of an expected-outcomes entry that matched no test (a plain run's note, a strict run's failure).
-UNMATCHED_ENTRY = "expected-outcomes entry matched no test in this run: {pattern!r}"
+#: The words of an expected-outcomes entry that explained no cause (a plain run's note, a strict run's failure).
+UNMATCHED_ENTRY = "expected-outcomes entry explained no cause in this run: {ref} ({rule}; {signature}{tests})"
 
 
 @dataclass(frozen=True)
@@ -74,16 +76,26 @@ class RunNotes:
             raise ValueError(f"unknown note kind {kind!r}; known: {', '.join(NOTE_KINDS)}")
         self.notes.append(Note(kind, words))
 
-    def close(self, expectations: Any, produced: list[tuple[str, str]]) -> list[Note]:
-        """Add the end-of-run notes and return them. ``produced``: each result's (test id, file)."""
+    def close(
+        self,
+        expectations: Any,
+        produced: list[tuple[str, str]],
+        used: set[str] | frozenset[str] = frozenset(),
+        skipped: set[str] | frozenset[str] = frozenset(),
+    ) -> list[Note]:
+        """Add the end-of-run notes and return them. ``produced``: each result's (test id, file); ``used``: the
+        refs of the expected-outcomes entries that explained a cause; ``skipped``: the ids of skipped tests."""
         if self._closed:
             return []
         self._closed = True
         start = len(self.notes)
         ids = [test_id for test_id, _ in produced]
-        for entry in expectations.unmatched(ids) if expectations is not None else []:
-            kind = "stale-expectation" if self._is_stale(entry.pattern) else "expectation-not-selected"
-            self.add(kind, UNMATCHED_ENTRY.format(pattern=entry.pattern))
+        for entry in expectations.unused(set(used)) if expectations is not None else []:
+            tests = f"; tests {list(entry.tests)}" if entry.tests else ""
+            words = UNMATCHED_ENTRY.format(
+                ref=entry.ref, rule=entry.rule, signature=entry.signature.describe(), tests=tests
+            )
+            self.add(self._unused_kind(entry.tests, ids, set(skipped)), words)
         results = Counter(file for _, file in produced)
         for file, selected in self.pinned.items():
             if results[file] < selected:
@@ -102,6 +114,17 @@ class RunNotes:
     def failures(self) -> list[Note]:
         """The notes that fail this run: none unless it is strict."""
         return [note for note in self.notes if note.fails_strict] if self.strict else []
+
+    def _unused_kind(self, tests: tuple[str, ...], ids: list[str], skipped: set[str]) -> str:
+        """Why an entry explained nothing: stale (its tests ran, or, with no tests named, the whole selection
+        ran, and the cause never showed), not exercised (its tests ran only as skips), or not selected."""
+        if not tests:
+            whole = self.loaded is None or (set(self.loaded) <= set(ids) and not self.unselected_files)
+            return "stale-expectation" if whole else "expectation-not-selected"
+        ran = [t for t in ids if any(t == p or fnmatch.fnmatchcase(t, p) for p in tests)]
+        if ran:
+            return "stale-expectation" if any(t not in skipped for t in ran) else "expectation-not-exercised"
+        return "stale-expectation" if all(self._is_stale(p) for p in tests) else "expectation-not-selected"
 
     def _is_stale(self, pattern: str) -> bool:
         """Stale: no loaded test matches it, and its file (the part before ``::``) is one the run loaded, or one

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness.core.causes import SET_UP, Cause
+
 PASSED, FAILED, SKIPPED, ERROR = "passed", "failed", "skipped", "error"
 #: Every outcome, in the order tables show them (the console summary, the matrix, the reports' copy).
 OUTCOMES = (PASSED, FAILED, ERROR, SKIPPED)
@@ -21,6 +23,11 @@ class Verdict:
     mismatches: list[str] = field(default_factory=list)
     #: Free-form facts for the result record (a campaign's schedule and counts).
     details: dict[str, Any] = field(default_factory=dict)
+    #: Why it failed, one :class:`~harness.core.causes.Cause` per broken check (docs/causes.md); empty for a
+    #: pass or a skip, never empty for a failure or an error once the lifecycle has given the verdict.
+    causes: list[Any] = field(default_factory=list)
+    #: Checks of the test that a flow-breaking cause left unreached (not counted as failed).
+    not_reached: list[str] = field(default_factory=list)
 
 
 def with_cleanup_problems(verdict: Verdict, problems: list[str]) -> Verdict:
@@ -32,4 +39,12 @@ def with_cleanup_problems(verdict: Verdict, problems: list[str]) -> Verdict:
         if verdict.message or verdict.outcome != PASSED
         else ""
     )
-    return Verdict(ERROR, "clean-up failed: " + "; ".join(problems) + story, verdict.mismatches, verdict.details)
+    clean_up = Cause(SET_UP, step="teardown", fact="clean-up failed: " + "; ".join(problems))
+    return Verdict(
+        ERROR,
+        "clean-up failed: " + "; ".join(problems) + story,
+        verdict.mismatches,
+        verdict.details,
+        [*verdict.causes, clean_up],
+        verdict.not_reached,
+    )

@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from harness.core.causes import SET_UP, TIMEOUT, Cause, check
 from harness.core.errors import HarnessError, TestFailure, TestSkipped
 from harness.core.matching import UnsupportedAssertion
 from harness.core.ports import DriverLacksFeature, UnsupportedOperation
@@ -83,11 +84,18 @@ def _raw_verdict(case: Case) -> Verdict:
     except DriverLacksFeature as exc:  # a feature the driver lacks is a skip with the reason, never an error
         return Verdict(SKIPPED, f"{case.current}: the driver adapter does not implement this: {exc}")
     except TestFailure as exc:
-        return Verdict(FAILED, case.failure_message(exc), [str(m) for m in exc.mismatches])
+        message = case.failure_message(exc)
+        causes = list(exc.causes) or [check(str(exc), step=case.current)]
+        return Verdict(FAILED, message, [str(m) for m in exc.mismatches], causes=causes, not_reached=exc.not_reached)
     except (HarnessError, UnsupportedOperation, UnsupportedAssertion) as exc:
-        return Verdict(ERROR, f"{case.current}: {exc}")
+        return _error(f"{case.current}: {exc}", case.current)
     except Exception as exc:
-        return Verdict(ERROR, f"{case.current}: internal error {type(exc).__name__}: {exc}")
+        return _error(f"{case.current}: internal error {type(exc).__name__}: {exc}", case.current)
+
+
+def _error(message: str, step: str, clause: str = SET_UP) -> Verdict:
+    """An ``error`` verdict: the harness could not carry the test out (its one cause says where and why)."""
+    return Verdict(ERROR, message, causes=[Cause(clause, step=step, fact=message)])
 
 
 #: After a timeout's teardown, how long the worker gets to notice its clients were closed before the
@@ -177,15 +185,15 @@ def run_with_deadline(
                     problems.append(f"restarting the driver after the timeout failed: {type(exc).__name__}: {exc}")
         if reason is not None:  # the clean-up problems follow from the same cause: said after it, not before
             clean_up = f"; clean-up: {'; '.join(problems)}" if problems else ""
-            return Verdict(ERROR, f"{reason} during {at}{clean_up}")
+            return _error(f"{reason} during {at}{clean_up}", at)
         return with_cleanup_problems(
-            Verdict(ERROR, f"timed out after {timeout_s:g}s during {at} (the target or driver stopped answering)"),
+            _error(f"timed out after {timeout_s:g}s during {at} (the target or driver stopped answering)", at, TIMEOUT),
             problems,
         )
     if crashed or not outcome:
         problems = teardown()
         error = crashed[0] if crashed else RuntimeError("no verdict")
-        return with_cleanup_problems(Verdict(ERROR, f"internal error {type(error).__name__}: {error}"), problems)
+        return with_cleanup_problems(_error(f"internal error {type(error).__name__}: {error}", where()), problems)
     return outcome[0]
 
 

@@ -20,6 +20,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from harness.core.causes import of_verdict
 from harness.core.credentials import redact_text
 from harness.core.expectations import Classification, Expectations, ExpectationsError, with_uri_options
 from harness.core.model import SpecTest
@@ -337,7 +338,9 @@ def result_of(
     """
     name, line = (test.description, test.line) if isinstance(test, SpecTest) else (test.name, None)
     rules = rules or RuleIndex()
-    classification = expectations.classify(test.test_id, verdict.outcome, rules.should_only(test.test_id, name))
+    checked = rules.rules_for(test.test_id, name)
+    causes = of_verdict(verdict.outcome, verdict.message, verdict.causes, checked)
+    classification = expectations.classify(test.test_id, verdict.outcome, causes, rules.should_only(test.test_id, name))
     record = make_record(
         provenance,
         format=test.format,
@@ -352,6 +355,8 @@ def result_of(
         mismatches=verdict.mismatches,
         expectation=classification.as_record(),
         details=verdict.details or None,
-        rules=rules.rules_for(test.test_id, name),
+        rules=checked,
+        causes=[cause.as_record() for cause in classification.causes],
+        not_reached=verdict.not_reached,
     )
     return TestResult(test.test_id, test.file, verdict.outcome, verdict.message, duration_s, classification, record)

@@ -8,9 +8,11 @@ The procedure, whatever format the test came from:
 3. create the test's entities in a fresh driver scope (new monitored clients);
 4. run the operations in order: test-runner operations (``failPoint``...) here,
    everything else through the driver; check each result or error as soon
-   as it is known; the first failure ends the operations. What the driver
+   as it is known. A mismatch is a cause (docs/causes.md) and the operations go on; a cause that
+   breaks the test's flow (an unexpected error, an error not raised, no change) ends them, and the
+   checks it leaves are recorded as not reached. What the driver
    adapter lacks (``DriverLacksFeature``) makes the test ``skipped``;
-5. compare observed events with ``expectEvents``, log messages with
+5. unless the flow broke, compare observed events with ``expectEvents``, log messages with
    ``expectLogMessages``, then collection contents with the expected data (``outcome``);
 6. always: close the driver scope and turn every fail point off.
 
@@ -33,6 +35,8 @@ from bson.json_util import CANONICAL_JSON_OPTIONS
 
 import harness.engine.runner_operations
 import harness.engine.targeted_failpoint  # noqa: F401 - registers targetedFailPoint
+from harness.core import causes as cause_of
+from harness.core.causes import Findings
 from harness.core.errors import HarnessError, TestFailure
 from harness.core.matching import Mismatch, show
 from harness.core.matching.log_messages import match_log_messages
@@ -170,25 +174,65 @@ class SpecRunner:
                 context.scope.create_entity(entity)
             except DriverOperationError as exc:
                 raise HarnessError(f"cannot create {entity.kind} entity {entity.id!r}: {exc.info.describe()}") from exc
-        error = self._run_operations(context)
+        findings = Findings()
+        error = self._run_operations(context, findings)
         comparator = comparator_for(test.comparator)
-        if test.expect_error is not None:
-            if error is None:
-                raise TestFailure(
-                    f"result.error: expected an error matching {show(test.expect_error)}, but no operation raised one"
+        if test.expect_error is not None and not findings.flow_broken:
+            self._collect(findings, lambda: self._check_test_error(context, comparator, error))
+        later = [
+            *(("checking events", e.label, lambda e=e: self._check_events(context, e)) for e in test.expect_events),
+            *(
+                ("checking log messages", m.label, lambda m=m: self._check_log_messages(context, m))
+                for m in test.expect_log_messages
+            ),
+            *(
+                (
+                    "checking collection contents",
+                    f"outcome {d.database}.{d.collection}",
+                    lambda d=d: self._check_data(d),
                 )
-            found = comparator.match_error(test.expect_error, error, "result.error", context.matching)
-            if found:
-                raise TestFailure(_describe("error does not match", found, error=error), found)
-        context.current = "checking events"
-        for expectation in test.expect_events:
-            self._check_events(context, expectation)
-        context.current = "checking log messages"
-        for log_expectation in test.expect_log_messages:
-            self._check_log_messages(context, log_expectation)
-        context.current = "checking collection contents"
-        for data in test.expected_data:
-            self._check_data(data)
+                for d in test.expected_data
+            ),
+        ]
+        for current, label, run_check in later:
+            if findings.flow_broken:
+                findings.not_reached.append(label)
+                continue
+            context.current = current
+            self._collect(findings, run_check)
+        if findings.causes:
+            raise TestFailure(
+                "\n".join(findings.messages),
+                findings.mismatches,
+                findings.causes,
+                findings.not_reached,
+            )
+
+    @staticmethod
+    def _collect(findings: Findings, run_check: Callable[[], None]) -> None:
+        """Run one check; what it finds joins the test's findings instead of ending the test."""
+        try:
+            run_check()
+        except TestFailure as failure:
+            findings.found(failure)
+
+    def _check_test_error(self, context: TestContext, comparator: Any, error: ErrorInfo | None) -> None:
+        """The legacy format's test-level ``result.error``."""
+        test = context.test
+        if error is None:
+            raise TestFailure(
+                f"result.error: expected an error matching {show(test.expect_error)}, but no operation raised one",
+                causes=[
+                    cause_of.Cause(cause_of.ERROR_NOT_RAISED, step="result.error", expected=show(test.expect_error))
+                ],
+            )
+        found = comparator.match_error(test.expect_error, error, "result.error", context.matching)
+        if found:
+            raise TestFailure(
+                _describe("error does not match", found, error=error),
+                found,
+                [cause_of.from_mismatch(cause_of.ERROR_MATCH, "result.error", m, error) for m in found],
+            )
 
     def _prepare_data(self, context: TestContext) -> None:
         context.current = "preparing data"
@@ -204,11 +248,26 @@ class SpecRunner:
         except TargetAdminError as exc:
             raise HarnessError(f"could not prepare databases and collections on the target: {exc}") from exc
 
-    def _run_operations(self, context: TestContext) -> ErrorInfo | None:
-        """Run every operation; return the error that ended them, for a test-level expectation."""
-        for index, operation in enumerate(context.test.operations):
-            error = self._run_one(context, operation, operation.label or f"operations[{index}]")
+    def _run_operations(self, context: TestContext, findings: Findings) -> ErrorInfo | None:
+        """Run the operations until one breaks the test's flow (the rest are not reached); return the error that
+        ended them, for a test-level expectation. A mismatch of one operation's result or error is a cause, and
+        the next operation still runs."""
+        operations = context.test.operations
+        for index, operation in enumerate(operations):
+            label = operation.label or f"operations[{index}]"
+            if findings.flow_broken:
+                findings.not_reached.append(f"{label} ({operation.name} on {operation.object})")
+                continue
+            try:
+                error = self._run_one(context, operation, label)
+            except TestFailure as failure:
+                findings.found(failure, context.current)
+                continue
             if error is not None:
+                findings.not_reached.extend(
+                    f"{later.label or f'operations[{i}]'} ({later.name} on {later.object})"
+                    for i, later in enumerate(operations[index + 1 :], start=index + 1)
+                )
                 return error
         return None
 
@@ -218,14 +277,23 @@ class SpecRunner:
         Returns the error only when the test expects one at test level (legacy). Nested operations
         (``withTransaction``'s callback) are run by the driver and checked by :class:`_NestedCheck`.
         """
-        context.current = f"{label} ({operation.name} on {operation.object})"
+        step = context.current = f"{label} ({operation.name} on {operation.object})"
+        started = time.monotonic()
         try:
             result = self._execute(context, operation)
         except DriverOperationError as exc:
             return self._check_outcome(context, operation, label, None, exc)
         except NoChangeWithin as exc:
             expected = "" if operation.expect_result is NOT_GIVEN else f"; expected {show(operation.expect_result)}"
-            raise TestFailure(f"{label}: {exc}{expected}") from exc
+            waited = round(time.monotonic() - started, 3)
+            cause = cause_of.Cause(
+                cause_of.NO_CHANGE,
+                step=step,
+                expected="" if operation.expect_result is NOT_GIVEN else show(operation.expect_result),
+                waited_s=waited,
+                fact=f"no change arrived: {exc} (watched {waited:g}s)",
+            )
+            raise TestFailure(f"{label}: {exc}{expected}", causes=[cause]) from exc
         return self._check_outcome(context, operation, label, result, None)
 
     def _check_outcome(
@@ -242,6 +310,7 @@ class SpecRunner:
         comparator = comparator_for(test.comparator)
         scope = context.scope
         assert scope is not None
+        step = f"{label} ({operation.name} on {operation.object})"
         if error is not None:
             exc = error
             if test.expect_error is not None:
@@ -252,24 +321,40 @@ class SpecRunner:
                 )
                 if found:
                     raise TestFailure(
-                        _describe(f"{label}: {operation.name} raised the wrong error", found, error=exc.info), found
+                        _describe(f"{label}: {operation.name} raised the wrong error", found, error=exc.info),
+                        found,
+                        [cause_of.from_mismatch(cause_of.ERROR_MATCH, step, m, exc.info) for m in found],
                     ) from exc
             elif not operation.ignore_result_and_error and not in_callback:
+                message = f"{label}: {operation.name} raised an unexpected error: {exc.info.describe()}"
                 raise TestFailure(
-                    f"{label}: {operation.name} raised an unexpected error: {exc.info.describe()}"
+                    message,
+                    causes=[cause_of.from_error(cause_of.ERROR_RAISED, step, exc.info, exc.info.describe())],
                 ) from exc
             return None
         if operation.expect_error is not None:
-            raise TestFailure(
+            message = (
                 f"{label}: {operation.name} was expected to raise an error matching "
                 f"{show(operation.expect_error)}, but returned {show(result)}"
             )
+            cause = cause_of.Cause(
+                cause_of.ERROR_NOT_RAISED,
+                step=step,
+                expected=show(operation.expect_error),
+                actual=show(result),
+                fact=message,
+            )
+            raise TestFailure(message, causes=[cause])
         if operation.save_result_as_entity:
             scope.set_entity(operation.save_result_as_entity, result)
         if operation.expect_result is not NOT_GIVEN and not operation.ignore_result_and_error:
             found = comparator.match_result(operation.expect_result, result, label, context.matching)
             if found:
-                raise TestFailure(_describe(f"{label}: {operation.name} result does not match", found), found)
+                raise TestFailure(
+                    _describe(f"{label}: {operation.name} result does not match", found),
+                    found,
+                    [cause_of.from_mismatch(cause_of.RESULT, step, m) for m in found],
+                )
         return None
 
     def _with_callbacks(self, context: TestContext, operation: Operation) -> Operation:
@@ -316,7 +401,9 @@ class SpecRunner:
         if [_exact(d) for d in actual] != [_exact(d) for d in expected.documents]:
             mismatch = Mismatch(f"outcome {namespace}", expected.documents, actual, "collection contents differ")
             raise TestFailure(
-                _describe(f"outcome: {namespace} does not hold the expected documents", [mismatch]), [mismatch]
+                _describe(f"outcome: {namespace} does not hold the expected documents", [mismatch]),
+                [mismatch],
+                [cause_of.from_mismatch(cause_of.OUTCOME, f"outcome {namespace}", mismatch)],
             )
 
     def _check_events(self, context: TestContext, expectation: EventExpectation) -> None:
@@ -334,10 +421,19 @@ class SpecRunner:
         for index, expected in enumerate(expectation.events):
             path = f"{label}[{index}]"
             if index >= len(observed):
-                raise TestFailure(
+                message = (
                     f"{path}: expected {show(expected)}, but {expectation.client} published only "
                     f"{len(observed)} event(s): {_event_list(observed)}"
                 )
+                cause = cause_of.Cause(
+                    cause_of.EVENT_MISSING,
+                    step=label,
+                    path=path,
+                    expected=show(expected),
+                    actual=_event_list(observed),
+                    fact=message,
+                )
+                raise TestFailure(message, causes=[cause])
             found = comparator.match_event(expected, observed[index], path, context.matching)
             if found:
                 sent = observed[index]
@@ -346,13 +442,18 @@ class SpecRunner:
                     + f"\n  observed {sent.summary()}: {show(sent.command or sent.reply or sent.new_description, 600)}"
                     + f"\n  all events: {_event_list(observed)}",
                     found,
+                    [cause_of.from_mismatch(cause_of.EVENT, label, m) for m in found],
                 )
         if not expectation.ignore_extra_events and len(observed) > len(expectation.events):
             extra = observed[len(expectation.events) :]
-            raise TestFailure(
+            message = (
                 f"{label}: {len(extra)} unexpected extra event(s) after the expected "
                 f"{len(expectation.events)}: {_event_list(extra)}"
             )
+            cause = cause_of.Cause(
+                cause_of.EXTRA_EVENTS, step=label, path=label, actual=_event_list(extra), fact=message
+            )
+            raise TestFailure(message, causes=[cause])
 
     def _check_log_messages(self, context: TestContext, expectation: LogExpectation) -> None:
         """``expectLogMessages``: the client's structured log messages, by the unified format's rules."""
@@ -365,6 +466,7 @@ class SpecRunner:
                 _describe(f"{expectation.label}: log messages of {expectation.client} do not match", found)
                 + f"\n  observed: {[m.summary() for m in observed]}",
                 found,
+                [cause_of.from_mismatch(cause_of.LOG_MESSAGES, expectation.label, m) for m in found],
             )
 
 

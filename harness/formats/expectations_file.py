@@ -20,4 +20,9 @@ def load_expectations(path: Path) -> Expectations:
         data = load_data_yaml(path.read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError) as exc:
         raise ExpectationsError(f"{path}: cannot read expected outcomes: {exc}") from exc
-    return Expectations.from_data(data, str(path))
+    return Expectations.from_data(data, str(path), label_of(path))
+
+
+def label_of(path: Path) -> str:
+    """How records name an expected-outcomes file: ``secantusdb.yml``, ``drivers/java.yml``, ``pairs/A+B.yml``."""
+    return f"{path.parent.name}/{path.name}" if path.parent.name in ("drivers", "pairs") else path.name

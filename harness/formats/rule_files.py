@@ -9,7 +9,9 @@ names its ``text`` and may limit itself to some of its ``sections``; its
 nothing a run could test (history, examples, internals), each with why, so that
 every sentence is accounted for. ``test-rules.yml`` (and ``test-rules-*.yml``)
 say which upstream and prose tests check which rules; ``breakages/*.yml`` list
-the deliberately broken drivers and servers that prove each check. A malformed
+the deliberately broken drivers and servers that prove each check, and
+``allowances/*.yml`` the variations the references permit that each check is
+proven to accept. A malformed
 file is a :class:`RuleFileError` naming the file and the entry; a mapping that
 names a rule no catalogue has is reported by :func:`unknown_rule_ids`, not
 silently ignored.
@@ -24,7 +26,7 @@ from typing import Any
 import yaml
 
 from harness.core.project_data import project_data
-from harness.core.rules import BREAKAGE_SIDES, RULE_ID, Breakage, Rule, RuleIndex, TestRules
+from harness.core.rules import BREAKAGE_SIDES, RULE_ID, Allowance, Breakage, Rejection, Rule, RuleIndex, TestRules
 from harness.formats.data_yaml import load_data_yaml
 
 #: The project's own coverage files (``specs/coverage/``, as installed).
@@ -34,6 +36,8 @@ SERVER_CATALOGUE = COVERAGE_DIR / "server-rules.yml"
 TEST_MAPPING = COVERAGE_DIR / "test-rules.yml"
 #: One file per area of the deliberately broken drivers and servers that prove the checks.
 BREAKAGES_DIR = COVERAGE_DIR / "breakages"
+#: One file per area of the permitted variations that the checks are proven to accept.
+ALLOWANCES_DIR = COVERAGE_DIR / "allowances"
 #: What a rule's ``check`` says: the check compares the whole of what the rule covers, or a part (and why).
 CHECK_STRENGTHS = ("whole", "part")
 KINDS = ("driver", "server")
@@ -57,9 +61,11 @@ _RULE_KEYS = {
     "check",
     "conditions",
     "kind",
+    "room",
 }
 _CATALOGUE_KEYS = {"spec", "name", "text", "sections", "informative", "rules"}
 _BREAKAGE_KEYS = {"id", "rules", "side", "what", "proof", "one_path"}
+_ALLOWANCE_KEYS = {"id", "rules", "side", "what", "anchors", "cue", "why", "proof", "rejected_by"}
 _MAPPING_KEYS = {"test", "match", "except", "checks", "exercises", "note"}
 
 
@@ -156,6 +162,7 @@ def load_catalogue(path: Path, name: str, *, driver_side_default: bool = True) -
                 catalogue=name,
                 check=check,
                 conditions=str(entry.get("conditions") or ""),
+                room=str(entry.get("room") or ""),
             )
         )
     return catalogue
@@ -319,6 +326,85 @@ def load_breakages(folder: Path | None = None) -> list[Breakage]:
                 )
             )
     return found
+
+
+def load_allowances(folder: Path | None = None) -> list[Allowance]:
+    """Every allowance of ``allowances/*.yml``: ``allowances``, a list of ``{id, rules, side, what, anchors, cue,
+    why, proof[, rejected_by]}``; ``rejected_by`` is a list of ``{test, why}``.
+
+    Ids are unique across the files (a test table holds each under its id)."""
+    folder = folder or ALLOWANCES_DIR
+    found: list[Allowance] = []
+    seen: dict[str, str] = {}
+    for path in sorted(folder.glob("*.yml")) if folder.is_dir() else []:
+        data = _read_yaml(path)
+        if not isinstance(data, dict) or not isinstance(data.get("allowances"), list):
+            raise RuleFileError(f"{path}: expected a mapping with an 'allowances' list")
+        for number, entry in enumerate(data["allowances"], start=1):
+            where = f"{path}: allowance {number}"
+            if not isinstance(entry, dict) or not isinstance(entry.get("id"), str):
+                raise RuleFileError(f"{where}: each allowance is a mapping with an 'id'")
+            where = f"{where} ({entry['id']})"
+            unknown = sorted(set(entry) - _ALLOWANCE_KEYS)
+            if unknown:
+                raise RuleFileError(
+                    f"{where}: unknown keys {', '.join(unknown)}; known: {', '.join(sorted(_ALLOWANCE_KEYS))}"
+                )
+            rules = entry.get("rules")
+            if (
+                not isinstance(rules, list)
+                or not rules
+                or not all(isinstance(r, str) and RULE_ID.match(r) for r in rules)
+            ):
+                raise RuleFileError(f"{where}: 'rules' is a non-empty list of rule ids")
+            if entry.get("side") not in BREAKAGE_SIDES:
+                raise RuleFileError(f"{where}: side is one of {', '.join(BREAKAGE_SIDES)}")
+            for key in ("what", "why", "proof"):
+                if not isinstance(entry.get(key), str) or not entry[key].strip():
+                    raise RuleFileError(f"{where}: '{key}' is required text")
+            anchors = entry.get("anchors")
+            if not isinstance(anchors, list) or not anchors or not all(isinstance(a, str) and a for a in anchors):
+                raise RuleFileError(
+                    f"{where}: 'anchors' is a non-empty list of the permitting sentences ('HASH' or 'FILE:HASH')"
+                )
+            if "::" not in entry["proof"]:
+                raise RuleFileError(f"{where}: proof is PATH::NAME (a test module and its table)")
+            if entry["id"] in seen:
+                raise RuleFileError(f"{where}: the id is also used in {seen[entry['id']]}")
+            seen[entry["id"]] = where
+            found.append(
+                Allowance(
+                    id=entry["id"],
+                    rules=tuple(rules),
+                    side=entry["side"],
+                    what=entry["what"],
+                    anchors=tuple(anchors),
+                    why=entry["why"],
+                    proof=entry["proof"],
+                    cue=str(entry.get("cue") or ""),
+                    rejected_by=_rejections(entry.get("rejected_by"), where),
+                    where=where,
+                )
+            )
+    return found
+
+
+def _rejections(value: Any, where: str) -> tuple[Rejection, ...]:
+    """``rejected_by``: a list of ``{test: <test id>, why: TEXT}`` (why is required: it is a finding)."""
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise RuleFileError(f"{where}: 'rejected_by' is a list of {{test, why}} entries")
+    found = []
+    for number, entry in enumerate(value, start=1):
+        if (
+            not isinstance(entry, dict)
+            or set(entry) != {"test", "why"}
+            or not all(isinstance(entry[k], str) and entry[k].strip() for k in ("test", "why"))
+        ):
+            raise RuleFileError(f"{where}: rejected_by entry {number}: give 'test' (a test id) and 'why', nothing else")
+        found.append(Rejection(entry["test"], entry["why"]))
+    return tuple(found)
 
 
 def unknown_rule_ids(index: RuleIndex, catalogues: list[Catalogue]) -> list[str]:

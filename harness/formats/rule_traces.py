@@ -3,8 +3,9 @@
 A check that flags a driver or a server for something its spec does not require is worse than no
 check. So every assertion of every supplementary scenario is traced to the rule it checks, at the level
 the spec gives it (MUST or SHOULD), with the conditions under which it is fair: the server and wire
-version, the topology, and what the server must have sent. Every known deviation (an entry of
-``specs/expectations/``) is traced the same way, and must break a MUST.
+version, the topology, and what the server must have sent. A known deviation (an entry of
+``specs/expectations/``) carries its own trace: the rule it breaks, its signature, its reason and its
+reproduction (docs/causes.md); :func:`trace_problems` checks that the rule is catalogued and is a MUST.
 
 :func:`load_traces` checks each entry's shape and raises :class:`~harness.formats.rule_files.RuleFileError`
 naming the file and the entry; :func:`trace_problems` checks the traces against the scenarios, the rule
@@ -28,7 +29,6 @@ TRACES = COVERAGE_DIR / "traces.yml"
 ROLES = ("check", "precondition")
 _TRACE_KEYS = {"test", "server", "topology", "asserts", "note"}
 _ASSERT_KEYS = {"that", "rule", "level", "role", "sent", "server", "topology", "note"}
-_DEVIATION_KEYS = {"expected", "file", "rule", "level", "fails", "server", "topology", "sent", "why", "note"}
 
 
 @dataclass(frozen=True)
@@ -58,26 +58,8 @@ class TestTrace:
 
 
 @dataclass(frozen=True)
-class DeviationTrace:
-    """Why one expected-outcome entry is a real deviation: the assertion it fails and the MUST behind it."""
-
-    expected: str
-    #: The expected-outcomes file, relative to ``specs/expectations/`` (``drivers/pymongo.yml``).
-    file: str
-    rule: str
-    level: str
-    fails: str
-    server: str
-    topology: str
-    sent: str
-    why: str
-    where: str
-
-
-@dataclass(frozen=True)
 class Traces:
     tests: tuple[TestTrace, ...]
-    deviations: tuple[DeviationTrace, ...]
 
     def by_test(self) -> dict[str, TestTrace]:
         return {trace.test: trace for trace in self.tests}
@@ -146,51 +128,32 @@ def _test_trace(entry: Any, where: str) -> TestTrace:
     )
 
 
-def _deviation(entry: Any, where: str) -> DeviationTrace:
-    if not isinstance(entry, dict) or not isinstance(entry.get("expected"), str):
-        raise RuleFileError(f"{where}: each deviation is a mapping with 'expected' (the entry's test pattern)")
-    where = f"{where} ({entry['expected']})"
-    _unknown_keys(entry, _DEVIATION_KEYS, where)
-    return DeviationTrace(
-        expected=entry["expected"],
-        file=_text(entry, "file", where),
-        rule=_rule(entry, where),
-        level=_level(entry, where),
-        fails=_text(entry, "fails", where),
-        server=_text(entry, "server", where),
-        topology=_text(entry, "topology", where),
-        sent=_text(entry, "sent", where),
-        why=_text(entry, "why", where),
-        where=where,
-    )
-
-
 def trace_paths() -> list[Path]:
     """``traces.yml`` and every ``traces-*.yml`` beside it (one per area of scenarios)."""
     return [TRACES, *sorted(TRACES.parent.glob("traces-*.yml"))]
 
 
 def load_traces(path: Path | None = None) -> Traces:
-    """The trace files: ``traces`` (one entry per scenario) and ``deviations`` (one per expected-outcome entry).
+    """The trace files: ``traces``, one entry per scenario.
 
     ``path`` None: every trace file of the project (:func:`trace_paths`); a scenario traced twice is an error."""
     tests: list[TestTrace] = []
-    deviations: list[DeviationTrace] = []
     for one in [path] if path is not None else trace_paths():
         data = _read_yaml(one)
         if not isinstance(data, dict) or not isinstance(data.get("traces"), list):
-            raise RuleFileError(f"{one}: expected a mapping with a 'traces' list (and a 'deviations' list)")
-        listed = data.get("deviations") or []
-        if not isinstance(listed, list):
-            raise RuleFileError(f"{one}: 'deviations' is a list")
+            raise RuleFileError(f"{one}: expected a mapping with a 'traces' list")
+        if "deviations" in data:
+            raise RuleFileError(
+                f"{one}: 'deviations' are gone: an expected-outcomes entry carries its own rule, signature, reason "
+                "and reproduction (docs/causes.md)"
+            )
         tests += [_test_trace(entry, f"{one}: trace {number}") for number, entry in enumerate(data["traces"], 1)]
-        deviations += [_deviation(entry, f"{one}: deviation {number}") for number, entry in enumerate(listed, 1)]
     seen: set[str] = set()
     for trace in tests:
         if trace.test in seen:
             raise RuleFileError(f"{trace.where}: the test is traced twice")
         seen.add(trace.test)
-    return Traces(tests=tuple(tests), deviations=tuple(deviations))
+    return Traces(tests=tuple(tests))
 
 
 def trace_problems(
@@ -199,7 +162,7 @@ def trace_problems(
     """What does not line up, one line each (``[]`` when everything does).
 
     ``rules``: every catalogue's rules; ``tests``: each scenario's test id and the rule ids its description
-    names; ``expected``: each expected-outcome entry as (file relative to ``specs/expectations/``, pattern).
+    names; ``expected``: each expected-outcome entry as (``FILE#id``, the rule it names).
     """
     catalogue = {rule.id: rule for rule in rules}
     problems: list[str] = []
@@ -218,16 +181,11 @@ def trace_problems(
         for number, assertion in enumerate(trace.asserts, start=1):
             where = f"{trace.where}: assertion {number}"
             problems += _assertion_problems(catalogue.get(assertion.rule), assertion, where)
-    entries = set(expected)
-    deviations = {(d.file, d.expected): d for d in traces.deviations}
-    problems += [f"{file}: entry {pattern!r} has no deviation trace" for file, pattern in entries - set(deviations)]
-    for key, deviation in deviations.items():
-        if key not in entries:
-            problems.append(f"{deviation.where}: no entry {deviation.expected!r} in {deviation.file}")
-        if deviation.rule not in catalogue:
-            problems.append(f"{deviation.where}: no catalogue has {deviation.rule}")
-        if deviation.level != "MUST":
-            problems.append(f"{deviation.where}: a known deviation must break a MUST, not a {deviation.level}")
+    for where, rule in expected:
+        if rule not in catalogue:
+            problems.append(f"{where}: no catalogue has {rule}")
+        elif catalogue[rule].level != "MUST":
+            problems.append(f"{where}: a known deviation must break a MUST, not a {catalogue[rule].level} ({rule})")
     return problems
 
 

@@ -298,14 +298,20 @@ class MongoJavaServer(TargetBase):
         """With ``present=replicaset``, a proxy in front and the URI through it; the native topology (or None)."""
         if self.options.present is None:
             return None
-        from faults.wire.presented_topology import PresentedReplicaSet
+        from faults.wire.presented_topology import FAILPOINTS_BY_PRESENTATION, PresentedReplicaSet
 
         self.connect_admin()  # detection on the server itself: its native topology
         native = self.info.topology
         super().stop()
         self.presentation = PresentedReplicaSet("127.0.0.1", int(self.port or 0))
         self.uri = self.presentation.start()
+        # The admin client now goes through the presenting proxy, which answers configureFailPoint itself.
+        self.admin_failpoints = FAILPOINTS_BY_PRESENTATION
         return native
+
+    def server_address(self) -> tuple[str, int] | None:
+        """The server's own port, beneath the presenting proxy when there is one."""
+        return ("127.0.0.1", self.port) if self.port is not None else None
 
     def _provenance(self, jars: dict[str, str], native: str | None) -> dict[str, Any]:
         details: dict[str, Any] = {
@@ -331,6 +337,7 @@ class MongoJavaServer(TargetBase):
         if self.presentation is not None:
             self.presentation.stop()
             self.presentation = None
+            self.admin_failpoints = TargetBase.admin_failpoints
         process, self.process = self.process, None
         if process is None:
             return

@@ -243,6 +243,10 @@ class TargetBase:
     stop the deployment; all share detection through the admin client."""
 
     kind = "abstract"
+    #: How ``configureFailPoint`` sent through ``admin`` is applied: ``native`` (by the server itself), or the name
+    #: of what answers it on the way (a wire proxy that presents the server, ``emulated-by-presenting-proxy``). The
+    #: fail-point plug-in names the run's backend after it, so a record never says native for an emulation.
+    admin_failpoints = "native"
 
     def __init__(self, name: str) -> None:
         self.name = name
@@ -250,6 +254,14 @@ class TargetBase:
         self.admin: MongoClient | None = None
         self.admin_tasks = AdminTasks(self)
         self.info = TargetInfo(kind=self.kind, name=name)
+
+    def server_address(self) -> tuple[str, int] | None:
+        """Where the server itself listens, beneath anything that presents it (None before the start): where a
+        check asks what the server supports (its admin client's server, unless a subclass knows better)."""
+        if self.admin is None:
+            return None
+        address: tuple[str, int] | None = self.admin.address
+        return address
 
     def start(self) -> TargetInfo:
         raise NotImplementedError

@@ -116,48 +116,61 @@ def _expectation(expected: bool | None) -> str:
     return "known deviation" if expected else "unexpected"
 
 
+def _cause_said(row: dict) -> str:
+    """A blame row's cause in a few lines: its clause and rule(s), the entry that explains it, the latest fact."""
+    rules = ", ".join(row.get("rules") or [])
+    head = f"{row.get('clause') or ''}" + (f" ({rules})" if rules else "")
+    known = f"known: {row['known']}" if row.get("known") else "unexplained"
+    return "\n".join(part for part in (head, known, row.get("fact") or "") if part)
+
+
 def blame_section(tables: Tables) -> str:
-    """Per cell, its failing tests counted by cause; then each failing test with its cause, reason and evidence."""
+    """Per cell, its causes counted by where they lie; then each cause of each failing test with where it lies, why
+    and the evidence."""
     cells, blamed = _rows(tables, "blame_cells"), _rows(tables, "blame")
     cell_columns = [
         Column("cell", "cell"),
         num("failing_tests", "failing tests"),
+        num("causes", "causes"),
         num("cause_target", "target"),
         num("cause_driver", "driver"),
         num("cause_pair", "pair"),
         num("cause_everywhere", "everywhere"),
         num("cause_undecided", "undecided"),
-        num("expected_failures", "known deviations"),
+        num("known_causes", "known"),
         Column("summary", "in words"),
     ]
-    test_columns = [
+    cause_rows = [dict(row, said=_cause_said(row)) for row in blamed.rows[:BLAME_ROWS]]
+    cause_columns = [
         Column("cell", "cell"),
         Column("test_id", "test"),
+        msg("said", "cause (clause, rule, entry, fact)"),
         Column("status", "status"),
-        Column("cause", "cause"),
+        Column("cause", "lies with"),
         Column("reason", "why"),
         Column("evidence", "evidence (other cells)", listed, "msg"),
         Column("expected", "expected outcome", _expectation),
         msg("message", "latest failure"),
     ]
-    shown_tests = blamed.rows[:BLAME_ROWS]
     content = (
         table(cells.rows, cell_columns, "blame-cells-table", "no cells")
         + shown(len(cells.rows), max(cells.total, len(cells.rows)), "cells")
-        + table(shown_tests, test_columns, "blame-table", "no failing tests")
-        + shown(len(shown_tests), max(blamed.total, len(blamed.rows)), "failing tests")
+        + table(cause_rows, cause_columns, "blame-table", "no failing tests")
+        + shown(len(cause_rows), max(blamed.total, len(blamed.rows)), "causes of failing tests")
     )
     return section(
         "blame",
         "Blame",
-        "For each test that fails (or is flaky) in a cell: is the cause the target (it fails there with every driver "
-        "that ran it, at least two, and each of them passes it on another target), the driver (it fails with that "
-        "driver on every target it ran on, at least two, with one message pattern, and another driver passes it on "
-        "each of them), the pair (another driver passes it on that target and that driver passes it on another "
-        "target), everywhere (it fails in every cell, across at least two drivers and two targets), or undecided "
-        "(the reason says what is missing). The target is everything after the driver in the cell's name "
-        "(topology and fail points included). Skipped verdicts are no evidence. Known deviations are failures the "
-        "expected-outcomes files list.",
+        "Each cause of each failing (or flaky) test in a cell, grouped across cells by its signature (its clause and "
+        "rule and the expected-outcomes entry that explains it, or its clause and fact pattern when none does), and "
+        "where it lies: the target (every driver that decided it there, at least two, shows it, and each is clear "
+        "of it on another target), the driver (it shows it on every target that decided it, at least two, and "
+        "another driver is clear of it on each), the pair (another driver is clear of it on that target and that "
+        "driver is clear of it on another target), everywhere (every cell that decided it shows it, across at least "
+        "two drivers and two targets), or undecided (the reason says what is missing). A cell is clear of a cause "
+        "when the test passed there, or failed there with every check reached and without it; a skip, or a failure "
+        "that stopped the test early, is no evidence. The target is everything after the driver in the cell's "
+        "name (topology and fail points included).",
         content,
     )
 

@@ -5,7 +5,9 @@ preference / on the same member, old cursor killed on the primary) are in
 tests/prose_tests/test_prose_mutants.py. Here: the record says the members are an
 emulation; pymongo 4.20's killCursors behaviour on both variants is pinned;
 a target that is no replica-set member skips the check with the reason; the
-check's member fail points never outlive it.
+check's member fail points never outlive it; a resume that lands on the other
+secondary, whose new cursor is then read there, passes (only the resume's
+aggregate is judged, as the README's test 6 says).
 """
 
 from __future__ import annotations
@@ -14,6 +16,9 @@ import dataclasses
 from types import SimpleNamespace
 
 import pytest
+from pymongo.errors import PyMongoError
+from pymongo.synchronous import change_stream as sync_change_stream
+from pymongo.synchronous import command_cursor as sync_command_cursor
 
 import prose_tests
 from faults.wire.replica_set import ReplicaSetConfigError
@@ -78,3 +83,54 @@ def test_member_fail_points_never_outlive_the_test(embedded_run) -> None:
     problems = route.close()
     assert problems == ["fail point 'failCommand' was still armed in emulated member 2; turned off now"]
     assert replica_set.armed() == {}
+
+
+def _resume_on_the_other_secondary(mp: pytest.MonkeyPatch, get_mores: list) -> None:
+    """A resume whose server selection picks the secondary the old cursor was not on (the read preference allows
+    either), asking for an empty first batch so that the new cursor is read by a getMore on that member.
+    ``get_mores`` collects the address of every getMore the driver sends."""
+    change_stream = sync_change_stream.ChangeStream
+    command_cursor = sync_command_cursor.CommandCursor
+
+    def _resume(self) -> None:
+        old = self._cursor.address
+        try:
+            self._cursor.close()
+        except PyMongoError:
+            pass
+        (other,) = [address for address in self._client.secondaries if address != tuple(old)]
+        with self._client._tmp_session(self._session) as session:
+            command = self._aggregation_command_class(
+                self._target,
+                command_cursor,
+                self._aggregation_pipeline(),
+                {**self._command_options(), "batchSize": 0},
+                result_processor=self._process_result,
+                comment=self._comment,
+            )
+            self._cursor = self._client._retryable_read(
+                command.get_cursor,
+                self._target._read_preference_for(session),
+                session,
+                operation="aggregate",
+                address=other,
+            )
+
+    original_send = command_cursor._send_message
+
+    def send_message(self, operation) -> None:
+        get_mores.append(tuple(self.address))
+        original_send(self, operation)
+
+    mp.setattr(change_stream, "_resume", _resume)
+    mp.setattr(command_cursor, "_send_message", send_message)
+
+
+def test_a_resumed_cursor_read_on_another_secondary_passes_prose_6(embedded_run, monkeypatch) -> None:
+    """Prose 6 judges where the resume's aggregate goes (a member that fits the stream's read preference), not where
+    the new cursor's getMores go: they follow the new cursor to the member the resume selected."""
+    get_mores: list[tuple] = []
+    _resume_on_the_other_secondary(monkeypatch, get_mores)
+    result = embedded_run.run_test(CHECKS["6"])
+    assert result.outcome == "passed", result.message
+    assert len(set(get_mores)) == 2, f"the new cursor was not read on another member: getMores to {get_mores}"

@@ -48,6 +48,14 @@ def verdicts(spark):
         record(tied, "failed", "other cell", run_id="r1", driver_version="4.10.0", started_at=at(4)),
         record(tied, "passed", run_id="norun", driver_version="4.10.0", started_at=at(6)),
     ]
+    # the latest failure's causes and known-deviation reason come from the verdict its message comes from
+    for rec in recs:
+        if rec["test_id"] == tied and rec["message"] in ("b: late", "c: late"):
+            name = rec["message"][0]
+            rec["causes"] = [{"clause": "result", "step": "operations[0]", "path": "", "fact": name, "rules": ["CS-X"]}]
+            rec["causes"][0]["known"] = f"t.yml#{name}" if name == "c" else None
+            kind = "known-error" if name == "c" else "unexpected-failure"
+            rec["expectation"] = {"expected": name == "c", "kind": kind, "reason": f"t.yml#{name}: because {name}"}
     frame = verdicts_frame(spark, recs)
     frame = frame.withColumn(
         "started_at", F.when(F.col("message").startswith("notime"), None).otherwise(F.col("started_at"))
@@ -61,7 +69,7 @@ def _straightforward(verdicts):
 
     from reports.conformance import CELL_AXES, CONFIGURED, in_time
     from reports.normalise import network_faults_configured
-    from reports.outcomes import DECIDED, OUTCOMES, is_failure, latest_failure_message, latest_skip_reason
+    from reports.outcomes import DECIDED, OUTCOMES, is_failure, latest_failure, latest_skip_reason
 
     decided = F.col("outcome").isin(*DECIDED)
     keys = ["cell", *CELL_AXES, CONFIGURED, "test_id"]
@@ -71,7 +79,7 @@ def _straightforward(verdicts):
         F.count_distinct("run_id").alias("runs"),
         F.count("*").alias("verdicts"),
         *[F.count_if(F.col("outcome") == outcome).alias(outcome) for outcome in OUTCOMES],
-        latest_failure_message(),
+        *latest_failure(),
         latest_skip_reason(),
         F.min(F.when(decided, F.col("test"))).alias("decided_test"),
     )
@@ -103,6 +111,7 @@ def test_the_shared_aggregate_equals_the_straightforward_group_by(verdicts):
     tied = by_test[("4.9.0", "unified/cs::tied")]
     # the greatest message among the latest failures, the greatest skip reason of the latest skips
     assert (tied["message"], tied["skip_reason"], tied["runs"], tied["verdicts"]) == ("c: late", "skip b", 6, 9)
+    assert '"fact":"c"' in tied["causes"] and tied["known_deviation"] == "t.yml#c: because c"
     assert tied["transitions"] == 3  # in time order: z(1) pass(3) pass, d(4, one moment) b, c, pass(5, by run)
     untimed = by_test[("4.9.0", "unified/cs::untimed")]
     assert (untimed["message"], untimed["skip_reason"]) == ("notime b", "notime skip")

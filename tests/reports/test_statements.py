@@ -24,6 +24,7 @@ from reports.statements import (
     MET,
     NO_SKIP_REASON,
     NOT_CHECKED,
+    NOT_JUDGED,
     NOT_MET,
     STATEMENT_SCHEMA,
     TestRow,
@@ -65,14 +66,51 @@ CATALOGUE = {
         _rule("CS-F", []),
     ],
     "expectations": {
-        "targets": {"secantusdb": [{"test": "unified/c::SRV-C: *", "outcome": "failed", "reason": "server bug"}]},
-        "drivers": {
-            "pymongo": [
-                {"test": "unified/b::*", "outcome": "failed", "reason": "driver bug", "file": "d.yml"},
-                {"test": "unified/zzz::*", "outcome": "failed", "reason": "a file not run here"},
+        "targets": {
+            "secantusdb": [
+                {
+                    "ref": "secantusdb.yml#c",
+                    "rule": "CS-X",
+                    "kind": "server-bug",
+                    "tests": ["unified/c::SRV-C: *"],
+                    "outcome": "failed",
+                    "reason": "server bug",
+                }
             ]
         },
-        "pairs": {"secantusdb+node": [{"test": "unified/a::*", "outcome": "failed", "reason": "not this pair"}]},
+        "drivers": {
+            "pymongo": [
+                {
+                    "ref": "drivers/pymongo.yml#b",
+                    "rule": "CS-X",
+                    "kind": "server-bug",
+                    "tests": ["unified/b::*"],
+                    "outcome": "failed",
+                    "reason": "driver bug",
+                    "file": "d.yml",
+                },
+                {
+                    "ref": "drivers/pymongo.yml#zzz",
+                    "rule": "CS-X",
+                    "kind": "server-bug",
+                    "tests": ["unified/zzz::*"],
+                    "outcome": "failed",
+                    "reason": "a file not run here",
+                },
+            ]
+        },
+        "pairs": {
+            "secantusdb+node": [
+                {
+                    "ref": "pairs/secantusdb+node.yml#a",
+                    "rule": "CS-X",
+                    "kind": "server-bug",
+                    "tests": ["unified/a::*"],
+                    "outcome": "failed",
+                    "reason": "not this pair",
+                }
+            ]
+        },
     },
 }
 SUBJECT = {
@@ -122,7 +160,13 @@ def test_each_verdict_reads_as_documented():
     # a known deviation still makes the rule not met, with the entry's reason and the message
     assert rules["SRV-C"]["verdict"] == NOT_MET
     assert rules["SRV-C"]["tests"]["failed"] == [
-        {"test_id": C1, "outcome": "failed", "message": "expected 2 events, got 3", "known_deviation": "server bug"}
+        {
+            "test_id": C1,
+            "outcome": "failed",
+            "message": "expected 2 events, got 3",
+            "known_deviation": "server bug",
+            "causes": None,
+        }
     ]
     assert rules["SRV-C"]["reason"] == "1 of 1 test(s) failed (1 listed as known deviations)"
     # every test skipped: not checked, with the skip reason
@@ -140,7 +184,7 @@ def test_a_planted_failure_turns_a_met_rule_not_met():
     after = _by_id(_statement(planted))["CS-A"]
     assert before["verdict"] == MET and after["verdict"] == NOT_MET
     assert after["tests"]["failed"] == [
-        {"test_id": A2, "outcome": "error", "message": "set-up: boom", "known_deviation": None}
+        {"test_id": A2, "outcome": "error", "message": "set-up: boom", "known_deviation": None, "causes": None}
     ]
     assert after["tests"]["passed"] == [A1] and after["reason"] == "1 of 3 test(s) failed"
 
@@ -299,3 +343,37 @@ def test_matrix_statements_returns_what_it_wrote(tmp_path):
     written = matrix_statements(CATALOGUE, CELLS, _cell_tests(), tmp_path)
     assert [s["subject"]["cell"] for s in written] == [c["cell"] for c in CELLS]
     assert all(s["summary"]["rules"] == len(CATALOGUE["rules"]) for s in written)
+
+
+def _cause(clause, rules, fact="f", known=None, step="operations[0]"):
+    return {"clause": clause, "rules": rules, "fact": fact, "known": known, "step": step, "path": ""}
+
+
+def test_with_causes_a_rule_is_judged_by_the_causes_that_name_it():
+    """docs/causes.md: not met only by a cause naming the rule; a harness error or another rule's cause leaves it
+    not judged; an entry's cause makes its own rule not met wherever it stood."""
+    rows = [
+        TestRow(A1, "failed", "m", causes=(_cause("result", ["CS-A"], "expected 1, got 2"),)),
+        TestRow(A2, "passed", causes=()),
+        TestRow(A3, "passed", causes=()),
+        TestRow(B1, "error", "set-up: boom", causes=(_cause("set-up", ["CS-B"], "set-up: boom"),)),
+        TestRow(C1, "failed", "m", "r", "known-failure", (_cause("error-raised", ["CS-D"], "no opTime", "t.yml#x"),)),
+    ]
+    rules = _by_id(_statement(rows))
+    assert rules["CS-A"]["verdict"] == NOT_MET and "expected 1, got 2" in rules["CS-A"]["reason"]
+    assert rules["CS-A"]["tests"]["failed"][0]["causes"][0]["fact"] == "expected 1, got 2"
+    assert rules["CS-B"]["verdict"] == NOT_JUDGED and "set-up: boom" in rules["CS-B"]["reason"]
+    # SRV-C's only test failed on a cause an entry gives to CS-D: SRV-C is not judged, CS-D (no test of its own
+    # here) is not met, with the entry named
+    assert rules["SRV-C"]["verdict"] == NOT_JUDGED
+    assert rules["CS-D"]["verdict"] == NOT_MET and "[t.yml#x]" in rules["CS-D"]["reason"]
+    assert rules["CS-D"]["causes"][0]["test_id"] == C1
+
+
+def test_with_causes_a_harness_error_beside_a_pass_leaves_the_rule_met_but_incomplete():
+    rows = [
+        TestRow(A1, "passed", causes=()),
+        TestRow(A2, "error", "timed out", causes=(_cause("timeout", ["CS-A"], "timed out"),)),
+    ]
+    rule = _by_id(_statement(rows))["CS-A"]
+    assert rule["verdict"] == MET and rule["complete"] is False

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.helpers import FAILING, LEGACY_HEADER, PASSING
+from tests.helpers import FAILING, LEGACY_HEADER, PASSING, known_yaml
 
 REQUIRED_FIELDS = {
     "run_id",
@@ -58,7 +58,7 @@ def test_an_unexpected_failure_exits_one_and_a_listed_one_exits_zero(tmp_path):
     assert "success[0].operationType" in done.stdout
 
     expected = tmp_path / "expected.yml"
-    expected.write_text('known:\n  - test: "legacy/cli::fails"\n    reason: "made up for this test"\n')
+    expected.write_text(known_yaml("legacy/cli::fails", "made up for this test"))
     done = harness("run", "--specs", str(spec), "--expected", str(expected), cwd=tmp_path)
     assert done.returncode == 0, done.stdout
     assert "1 known deviation(s), 0 unexpected" in done.stdout
@@ -67,7 +67,7 @@ def test_an_unexpected_failure_exits_one_and_a_listed_one_exits_zero(tmp_path):
 def test_an_unexpected_pass_is_reported_and_fails_the_run(tmp_path):
     spec = _spec(tmp_path, PASSING)
     expected = tmp_path / "expected.yml"
-    expected.write_text('known:\n  - test: "legacy/cli::pass*"\n    reason: "stale entry"\n')
+    expected.write_text(known_yaml("legacy/cli::passes", "stale entry"))
     done = harness("run", "--specs", str(spec), "--expected", str(expected), cwd=tmp_path)
     assert done.returncode == 1 and "UNEXPECTED unexpected-pass: legacy/cli::passes" in done.stdout
 

@@ -81,6 +81,7 @@ def files(tmp_path, monkeypatch):
     monkeypatch.setattr(rule_files, "TEST_MAPPING", tmp_path / "tests.yml")
     monkeypatch.setattr(rule_files, "COVERAGE_DIR", tmp_path)
     monkeypatch.setattr(rule_files, "BREAKAGES_DIR", tmp_path / "breakages")
+    monkeypatch.setattr(rule_files, "ALLOWANCES_DIR", tmp_path / "allowances")
     (tmp_path / "specs").mkdir()
     return tmp_path
 

@@ -127,7 +127,14 @@ def test_a_worker_that_dies_costs_only_its_test(tmp_path):
     assert set(lost) == set(normal)  # the lost test's record has every field a normal one has
     provenance = ("run_id", "driver", "failpoints", "labels", "spec_sources", "expectations_file")
     assert {key: lost[key] for key in provenance} == {key: normal[key] for key in provenance}
-    assert lost["expectation"] == {"expected": False, "kind": "unexpected-error", "reason": ""}
+    assert lost["expectation"] == {
+        "expected": False,
+        "kind": "unexpected-error",
+        "reason": "",
+        "entries": [],
+        "unexplained": 1,
+    }
+    assert [cause["clause"] for cause in lost["causes"]] == ["set-up"] and lost["causes"][0]["rules"] == lost["rules"]
 
 
 def spawned_run(spec: str, results: str) -> int:

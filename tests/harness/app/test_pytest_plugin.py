@@ -8,7 +8,7 @@ import sys
 import xml.etree.ElementTree as ET
 
 from tests.harness.app.test_cli import FAILING, PASSING
-from tests.helpers import LEGACY_HEADER
+from tests.helpers import LEGACY_HEADER, known_yaml
 
 SKIPPED = """
   - description: sharded only
@@ -62,7 +62,7 @@ def test_keyword_selection_and_known_failures(tmp_path):
     spec = tmp_path / "plugin.yml"
     spec.write_text(LEGACY_HEADER + PASSING + FAILING)
     expected = tmp_path / "expected.yml"
-    expected.write_text('known:\n  - test: "legacy/plugin::fails"\n    reason: "known for this test"\n')
+    expected.write_text(known_yaml("legacy/plugin::fails"))
     done = _pytest(tmp_path, "--specs", str(spec), "--expected", str(expected), f"--junitxml={tmp_path / 'j.xml'}")
     assert done.returncode == 0, done.stdout
     assert "1 passed, 1 xfailed" in done.stdout

@@ -19,21 +19,37 @@ import pytest
 
 from harness.app import cli, compose
 from harness.app.reporting import ConsoleReporter
-from harness.core.expectations import Classification, Expectations, KnownOutcome
+from harness.core.expectations import Classification, Expectations
 from harness.core.run_notes import RunNotes
 from tests.conftest import UNIFIED_DIR, require_shared_specs
 from tests.harness.app.test_cli import FAILING, PASSING, harness
-from tests.helpers import LEGACY_HEADER
+from tests.helpers import LEGACY_HEADER, known_entry, known_yaml
 
 STALE = "legacy/strict::a test renamed since"
-KNOWN = 'known:\n  - test: "legacy/strict::fails"\n    reason: "known here"\n'
+KNOWN = known_yaml("legacy/strict::fails", "known here")
+
+
+def entry(test: str, reason: str, id: str) -> str:
+    """One more entry for ``KNOWN``'s file, limited to ``test``."""
+    return (
+        f"  - {{id: {id}, rule: CS-X, kind: server-bug, signature: {{message: operationType}}, tests: [{test!r}],"
+        f" reason: {reason!r}, reproduction: planted}}\n"
+    )
+
+
+def unused(test: str, id: str) -> str:
+    """The words of the note for an entry that explained no cause."""
+    return (
+        f"expected-outcomes entry explained no cause in this run: expected.yml#{id} "
+        f"(CS-X; message='operationType'; tests [{test!r}])"
+    )
 
 
 def _spec_and_expectations(tmp_path: Path, stale: bool = True) -> tuple[Path, Path]:
     spec = tmp_path / "strict.yml"
     spec.write_text(LEGACY_HEADER + PASSING + FAILING)
     expected = tmp_path / "expected.yml"
-    expected.write_text(KNOWN + (f'  - test: "{STALE}"\n    reason: "went stale"\n' if stale else ""))
+    expected.write_text(KNOWN + (entry(STALE, "went stale", "stale") if stale else ""))
     return spec, expected
 
 
@@ -43,7 +59,7 @@ def _records(path: Path) -> list[dict]:
 
 def test_a_stale_entry_is_a_note_and_under_strict_a_failure_in_the_same_words(tmp_path, capsys):
     spec, expected = _spec_and_expectations(tmp_path)
-    words = f"expected-outcomes entry matched no test in this run: {STALE!r}"
+    words = unused(STALE, "stale")
     plain, strict = tmp_path / "plain.jsonl", tmp_path / "strict.jsonl"
     assert cli.main(["run", "--specs", str(spec), "--expected", str(expected), "--results", str(plain), "-q"]) == 0
     assert f"  note: {words}" in capsys.readouterr().out
@@ -62,7 +78,7 @@ def test_strict_passes_when_k_leaves_out_a_listed_test_and_fails_in_parallel_run
         "run", "--specs", str(spec), "--expected", str(expected), "-k", "passes", "--strict", cwd=tmp_path
     )
     assert narrowed.returncode == 0, narrowed.stdout + narrowed.stderr  # 'fails' was loaded, then not selected
-    assert "  note: expected-outcomes entry matched no test in this run: 'legacy/strict::fails'" in narrowed.stdout
+    assert "  note: " + unused("legacy/strict::fails", "planted") in narrowed.stdout
     spec, expected = _spec_and_expectations(tmp_path)
     parallel = harness(
         "run",
@@ -78,7 +94,7 @@ def test_strict_passes_when_k_leaves_out_a_listed_test_and_fails_in_parallel_run
         cwd=tmp_path,
     )
     assert parallel.returncode == 1, parallel.stdout + parallel.stderr
-    assert f"STRICT: expected-outcomes entry matched no test in this run: {STALE!r}" in parallel.stdout
+    assert "STRICT: " + unused(STALE, "stale") in parallel.stdout
     assert {r["strict"] for r in _records(tmp_path / "j.jsonl")} == {True}
 
 
@@ -134,27 +150,26 @@ def test_a_pinned_test_that_produced_no_result_fails_a_strict_run():
 
 
 def test_which_unmatched_entries_are_stale():
-    entries = Expectations(
-        [
-            KnownOutcome(pattern, "failed", "r")
-            for pattern in (
-                "legacy/a::gone",
-                "legacy/a::t2",
-                "legacy/elsewhere::x",
-                "unified/elsewh*::y",
-                "unified/elsewere::z",
-                "legacy/a::t*",
-            )
-        ]
+    patterns = (
+        "legacy/a::gone",
+        "legacy/a::t2",
+        "legacy/elsewhere::x",
+        "unified/elsewh*::y",
+        "unified/elsewere::z",
+        "legacy/a::t*",
+        "legacy/a::t3",
     )
-    notes = RunNotes(loaded=["legacy/a::t1", "legacy/a::t2"], pinned_stems={"a", "elsewhere"})
-    closing = notes.close(entries, [("legacy/a::t1", "a.yml")])
-    assert [(note.kind, note.words.rsplit(": ", 1)[1]) for note in closing] == [
-        ("stale-expectation", "'legacy/a::gone'"),  # its file was loaded; no test of it matches
-        ("expectation-not-selected", "'legacy/a::t2'"),  # loaded, then left out (-k)
-        ("expectation-not-selected", "'legacy/elsewhere::x'"),  # a pinned file this run did not load
-        ("expectation-not-selected", "'unified/elsewh*::y'"),
-        ("stale-expectation", "'unified/elsewere::z'"),  # a file no corpus and no pin knows (misspelt)
+    entries = Expectations([known_entry(pattern) for pattern in patterns])
+    notes = RunNotes(loaded=["legacy/a::t1", "legacy/a::t2", "legacy/a::t3"], pinned_stems={"a", "elsewhere"})
+    produced = [("legacy/a::t1", "a.yml"), ("legacy/a::t3", "a.yml")]
+    closing = notes.close(entries, produced, {"t.yml#legacy/a::t*"}, {"legacy/a::t3"})
+    assert [(note.kind, note.words.split(": ", 1)[1].split(" (")[0]) for note in closing] == [
+        ("stale-expectation", "t.yml#legacy/a::gone"),  # its file was loaded; no test of it matches
+        ("expectation-not-selected", "t.yml#legacy/a::t2"),  # loaded, then left out (-k)
+        ("expectation-not-selected", "t.yml#legacy/elsewhere::x"),  # a pinned file this run did not load
+        ("expectation-not-selected", "t.yml#unified/elsewh*::y"),
+        ("stale-expectation", "t.yml#unified/elsewere::z"),  # a file no corpus and no pin knows (misspelt)
+        ("expectation-not-exercised", "t.yml#legacy/a::t3"),  # its one test was skipped here
     ]
     assert notes.failures() == []  # a plain run: notes only
     notes.strict = True
@@ -168,15 +183,16 @@ def test_strict_fails_on_an_entry_for_a_file_no_corpus_or_pin_knows_and_not_on_a
         "unified/start-optoins::x": "a misspelt file",
         "unified/start-options::x": "a pinned file (specs/pins/scenarios-supplementary.yml) this run did not load",
     }
-    expected.write_text(KNOWN + "".join(f'  - test: "{t}"\n    reason: "{r}"\n' for t, r in entries.items()))
+    expected.write_text(KNOWN + "".join(entry(t, r, f"e{i}") for i, (t, r) in enumerate(entries.items())))
     run = ["run", "--specs", str(spec), "--expected", str(expected), "-q"]
     assert cli.main(run) == 0
     assert cli.main([*run, "--strict"]) == 1
     out = capsys.readouterr().out
     for test in list(entries)[:2]:
-        assert out.count(f"expected-outcomes entry matched no test in this run: {test!r}") == 2
-        assert f"  STRICT: expected-outcomes entry matched no test in this run: {test!r}" in out
-    pinned = "expected-outcomes entry matched no test in this run: 'unified/start-options::x'"
+        number = list(entries).index(test)
+        assert out.count(unused(test, f"e{number}")) == 2
+        assert "  STRICT: " + unused(test, f"e{number}") in out
+    pinned = unused("unified/start-options::x", f"e{list(entries).index('unified/start-options::x')}")
     assert out.count(f"  note: {pinned}") == 2 and f"STRICT: {pinned}" not in out
     assert "--strict: 2 note(s) fail this run" in out
 
@@ -198,10 +214,10 @@ def test_the_pytest_front_end_takes_strict_as_harness_strict(tmp_path):
     ]
     plain = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=180)
     assert plain.returncode == 0, plain.stdout + plain.stderr
-    assert f"harness: note: expected-outcomes entry matched no test in this run: {STALE!r}" in plain.stdout
+    assert "harness: note: " + unused(STALE, "stale") in plain.stdout
     strict = subprocess.run([*command, "--harness-strict"], cwd=tmp_path, capture_output=True, text=True, timeout=180)
     assert strict.returncode == 1, strict.stdout + strict.stderr
-    assert f"harness: STRICT: expected-outcomes entry matched no test in this run: {STALE!r}" in strict.stdout
+    assert "harness: STRICT: " + unused(STALE, "stale") in strict.stdout
     assert [r["strict"] for r in _records(tmp_path / "r.jsonl")] == [False, False, True, True]
 
 
@@ -221,15 +237,24 @@ def test_pytest_refuses_harness_strict_split_across_xdist_workers(tmp_path):
 
 
 def test_an_entry_for_a_suite_the_run_did_not_select_is_a_note_and_one_for_no_suite_is_stale():
-    entries = Expectations(
-        [KnownOutcome(p, "failed", "r") for p in ("check/server-checks::SRV-X: *", "check/server-chekcs::SRV-X: *")]
-    )
+    entries = Expectations([known_entry(p) for p in ("check/server-checks::SRV-X: *", "check/server-chekcs::SRV-X: *")])
     notes = RunNotes(loaded=["legacy/a::t1"], unselected_files={"check/server-checks", "prose/prose"}, strict=True)
     closing = notes.close(entries, [("legacy/a::t1", "a.yml")])
-    assert [(note.kind, note.words.split("run: ", 1)[1]) for note in closing] == [
-        ("expectation-not-selected", "'check/server-checks::SRV-X: *'"),  # --suite checks was not chosen
-        ("stale-expectation", "'check/server-chekcs::SRV-X: *'"),  # no suite has that file (misspelt)
+    assert [(note.kind, note.words.split(": ", 1)[1].split(" (")[0]) for note in closing] == [
+        ("expectation-not-selected", "t.yml#check/server-checks::SRV-X: *"),  # --suite checks was not chosen
+        ("stale-expectation", "t.yml#check/server-chekcs::SRV-X: *"),  # no suite has that file (misspelt)
     ]
+
+
+def test_an_entry_for_any_test_is_stale_only_when_the_whole_selection_ran():
+    from harness.core.expectations import KnownCause, Signature
+
+    anywhere = Expectations([KnownCause("x", "SRV-X", "server-bug", Signature(message="m"), "r", "p", source="t.yml")])
+    whole = RunNotes(loaded=["legacy/a::t1"])
+    assert [n.kind for n in whole.close(anywhere, [("legacy/a::t1", "a.yml")])] == ["stale-expectation"]
+    narrowed = RunNotes(loaded=["legacy/a::t1", "legacy/a::t2"])  # -k left t2 out
+    assert [n.kind for n in narrowed.close(anywhere, [("legacy/a::t1", "a.yml")])] == ["expectation-not-selected"]
+    assert RunNotes(loaded=["legacy/a::t1"]).close(anywhere, [("legacy/a::t1", "a.yml")], {"t.yml#x"}) == []
 
 
 def test_the_files_of_the_suites_not_chosen_are_known_to_the_run():

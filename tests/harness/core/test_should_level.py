@@ -17,12 +17,12 @@ from pathlib import Path
 
 import pytest
 
-from harness.core.expectations import RECOMMENDATION_NOT_FOLLOWED, Expectations, KnownOutcome
+from harness.core.expectations import RECOMMENDATION_NOT_FOLLOWED, Expectations
 from harness.core.records import RunProvenance
 from harness.core.rules import MUST, SHOULD, RuleIndex, TestRules
 from harness.core.verdicts import ERROR, FAILED, PASSED, Verdict
 from harness.engine.run import Check, result_of
-from tests.helpers import LEGACY_HEADER
+from tests.helpers import LEGACY_HEADER, failing_causes, known_entry
 from tests.paths import REPO
 from tests.specs.scenarios.test_supplementary_gaps import _old_cursor_left_open
 
@@ -83,15 +83,17 @@ def test_an_index_without_levels_holds_every_rule_as_a_must():
 
 def test_only_an_unlisted_failure_of_a_should_only_test_is_a_recommendation_not_followed():
     should = ["CS-PLANTED-SHOULD"]
-    listed = Expectations([KnownOutcome("t/listed", FAILED, "a known deviation")])
-    finding = Expectations.empty().classify("t/x", FAILED, should)
+    listed = Expectations([known_entry("t/listed", FAILED, "a known deviation")])
+    causes = failing_causes()
+    finding = Expectations.empty().classify("t/x", FAILED, causes, should)
     assert (finding.expected, finding.kind) == (True, RECOMMENDATION_NOT_FOLLOWED)
     assert finding.recommendation_not_followed and "CS-PLANTED-SHOULD" in finding.reason
-    assert Expectations.empty().classify("t/x", FAILED, []).kind == "unexpected-failure"
-    assert Expectations.empty().classify("t/x", ERROR, should).kind == "unexpected-error"  # a broken test, no finding
-    assert Expectations.empty().classify("t/x", PASSED, should).kind == "pass"
-    assert listed.classify("t/listed", FAILED, should).kind == "known-failure"
-    assert listed.classify("t/listed", PASSED, should).kind == "unexpected-pass"
+    assert Expectations.empty().classify("t/x", FAILED, causes, []).kind == "unexpected-failure"
+    errors = failing_causes(outcome=ERROR)
+    assert Expectations.empty().classify("t/x", ERROR, errors, should).kind == "unexpected-error"  # no finding
+    assert Expectations.empty().classify("t/x", PASSED, (), should).kind == "pass"
+    assert listed.classify("t/listed", FAILED, causes, should).kind == "known-failure"
+    assert listed.classify("t/listed", PASSED, (), should).kind == "unexpected-pass"
 
 
 def test_the_record_keeps_the_failure_and_names_the_should_rules_in_its_expectation():
@@ -103,6 +105,8 @@ def test_the_record_keeps_the_failure_and_names_the_should_rules_in_its_expectat
         "expected": True,
         "kind": RECOMMENDATION_NOT_FOLLOWED,
         "reason": "checks only SHOULD-level rules: CS-PLANTED-SHOULD",
+        "entries": [],
+        "unexplained": 1,
     }
     assert result.record["rules"] == ["CS-PLANTED-SHOULD"]
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 
 from harness.core import expectations, verdicts
+from tests.helpers import failing_causes, known_entry
 from tests.paths import REPO
 
 ROOT = REPO
@@ -45,16 +46,14 @@ def test_the_console_and_the_matrix_use_the_core_outcomes():
     assert reporting.OUTCOMES is observe.OUTCOMES is summary.OUTCOMES is verdicts.OUTCOMES
 
 
-def test_an_expectation_names_any_outcome_but_a_pass():
-    assert expectations.KNOWN_OUTCOMES == (verdicts.FAILED, verdicts.ERROR, verdicts.SKIPPED)
+def test_an_expectation_gives_a_failure_or_an_error():
+    assert expectations.KNOWN_OUTCOMES == (verdicts.FAILED, verdicts.ERROR)
 
 
 def test_every_kind_classify_gives_is_built_from_the_one_vocabulary():
-    listed = expectations.Expectations(
-        [expectations.KnownOutcome(f"t/{o}", o, "why") for o in expectations.KNOWN_OUTCOMES]
-    )
+    listed = expectations.Expectations([known_entry(f"t/{o}", o) for o in expectations.KNOWN_OUTCOMES])
     kinds = {
-        listed.classify(f"t/{entry}", outcome, should_only).kind
+        listed.classify(f"t/{entry}", outcome, failing_causes(outcome=outcome), should_only).kind
         for entry in [*expectations.KNOWN_OUTCOMES, "unlisted"]
         for outcome in verdicts.OUTCOMES
         for should_only in ((), ("CS-SOME-RECOMMENDATION",))
@@ -67,7 +66,7 @@ def test_every_kind_classify_gives_is_built_from_the_one_vocabulary():
         "known-failure",
         "unexpected-failure",
         "unexpected-error",
-        "known-skipped",
+        "known-error",
         "recommendation-not-followed",
     } <= kinds
 

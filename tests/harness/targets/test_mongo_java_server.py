@@ -188,6 +188,9 @@ def test_a_launcher_that_never_says_ready_is_killed_with_its_process_group(monke
         started.append(process)
         return process
 
+    from harness.engine import child_processes
+
+    child_processes.ensure_lifeline()  # started first when a worker runs this test first: not the launcher's process
     monkeypatch.setattr(mongo_java_server.subprocess, "Popen", recording_popen)
     target = MongoJavaServer()
     with pytest.raises(TargetUnavailable, match="not ready within 5s"):
@@ -230,6 +233,28 @@ def test_present_replicaset_is_opt_in_recorded_as_presented_and_seen_as_a_set_by
 
 
 @needs_java
+@pytest.mark.parametrize(
+    ("argument", "failpoints", "recorded"),
+    [
+        ("present=replicaset", "auto", "emulated-by-presenting-proxy"),
+        ("present=replicaset", "native", "emulated-by-presenting-proxy"),
+        ("present=replicaset", "emulated", "emulated"),
+        ("", "auto", "emulated"),  # natively: the server refuses the probe, so the run's own proxy emulates them
+    ],
+)
+def test_the_record_says_how_fail_points_were_applied(argument, failpoints, recorded):
+    """Never ``native`` here: mongo-java-server has no configureFailPoint; the presenting proxy answers it."""
+    from harness.engine.run import HarnessRun, RunOptions
+
+    target = f"mongo-java-server={argument}" if argument else "mongo-java-server"
+    with HarnessRun(RunOptions(target=target, expected="none", failpoints=failpoints)) as run:
+        assert run.provenance is not None and run.provenance.as_fields()["failpoints"] == recorded
+        if argument:
+            assert run.target.server_address() == ("127.0.0.1", run.target.port)  # past the presentation
+            assert "configureFailPoint" in run.target.info.details["failpoints_answered_by"]
+
+
+@needs_java
 def test_spec_tests_get_verdicts_through_the_presented_set_with_the_real_cause_in_the_message(tmp_path):
     results = tmp_path / "results.jsonl"
     spec = SHARED_SPECS / "upstream" / "unified" / "change-streams-errors.json"
@@ -242,6 +267,7 @@ def test_spec_tests_get_verdicts_through_the_presented_set_with_the_real_cause_i
     records = [json.loads(line) for line in results.read_text().splitlines()]
     assert code == 0 and records
     assert {r["target"]["details"]["topology_presented"] for r in records} == {"replicaset"}
+    assert {r["failpoints"] for r in records} == {"emulated-by-presenting-proxy"}
     outcomes = {r["test"]: r for r in records}
     assert outcomes["Change Stream should error when an invalid aggregation stage is passed in"]["outcome"] == "passed"
     failed = [r for r in records if r["outcome"] == "failed"]

@@ -312,6 +312,7 @@ def test_a_driver_that_passes_both_start_points_on_passes(embedded_run, monkeypa
 
 @pytest.mark.parametrize("test", EXCLUSIVE, ids=lambda test: test.description[:60])
 def test_a_driver_with_its_own_error_fails(embedded_run, monkeypatch, test):
+    """The driver's own error is a client-side one where the server's refusal is due (and no aggregate goes out)."""
     _refuses_two_start_points(monkeypatch)
     verdict = embedded_run.verdict(test)
-    assert verdict.outcome == "failed" and "aggregate" in verdict.message, verdict.message
+    assert verdict.outcome == "failed" and "expectError.isClientError" in verdict.message, verdict.message

@@ -30,7 +30,8 @@ var resumableGetMoreError = bson.D{
 	{Key: "errorLabels", Value: bson.A{"ResumableChangeStreamError"}},
 }
 
-// cursorAllEmptyBatch: Cursor.All stops at an empty batch of a live cursor (CS-API-AGGREGATE-PLAIN).
+// cursorAllEmptyBatch: Cursor.All stops at an empty batch of a live cursor (the CRUD spec's cursor iteration; no
+// change-stream rule: the aggregate helper itself sends the pipeline as given and does not resume).
 func cursorAllEmptyBatch(uri string) error {
 	client, log, err := connect(uri)
 	if err != nil {

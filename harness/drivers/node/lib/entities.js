@@ -62,18 +62,21 @@ export function readPreference(mongodb, spec) {
   return new mongodb.ReadPreference(plain.mode, plain.tagSets, options);
 }
 
-/** Database/collection/transaction options in the driver's shapes. */
-export function concernOptions(mongodb, spec) {
+/** What Node's DbOptions and CollectionOptions take of the unified format's database/collection options. */
+const ENTITY_OPTIONS = ['readConcern', 'writeConcern', 'readPreference', 'timeoutMS'];
+/** What Node's TransactionOptions takes (no timeoutMS: a session's own is `defaultTimeoutMS`). */
+export const TRANSACTION_OPTIONS = ['readConcern', 'writeConcern', 'readPreference', 'maxCommitTimeMS'];
+
+/**
+ * Database, collection or transaction options in the driver's shapes; a key not in `accepted` (what the driver's
+ * options type for that object takes) is refused, since the driver would drop it unread.
+ */
+export function concernOptions(mongodb, spec, accepted) {
   const plain = plainOptions(spec ?? {});
   const options = {};
   for (const [key, value] of Object.entries(plain)) {
-    if (key === 'readConcern' || key === 'writeConcern' || key === 'maxCommitTimeMS' || key === 'timeoutMS') {
-      options[key] = value;
-    } else if (key === 'readPreference') {
-      options.readPreference = readPreference(mongodb, value);
-    } else {
-      throw notImplemented(`option ${key} is not implemented`);
-    }
+    if (!accepted.includes(key)) throw notImplemented(`option ${key} is not implemented`);
+    options[key] = key === 'readPreference' ? readPreference(mongodb, value) : value;
   }
   return options;
 }
@@ -176,14 +179,14 @@ async function createClient(scope, spec) {
 async function createDatabase(scope, spec) {
   refuseUnknownKeys('database', spec, DATABASE_KEYS);
   const client = scope.get(spec.client, 'client');
-  const options = concernOptions(scope.driver.mongodb, spec.databaseOptions);
+  const options = concernOptions(scope.driver.mongodb, spec.databaseOptions, ENTITY_OPTIONS);
   scope.put(spec.id, 'database', client.db(spec.databaseName, options));
 }
 
 async function createCollection(scope, spec) {
   refuseUnknownKeys('collection', spec, COLLECTION_KEYS);
   const database = scope.get(spec.database, 'database');
-  const options = concernOptions(scope.driver.mongodb, spec.collectionOptions);
+  const options = concernOptions(scope.driver.mongodb, spec.collectionOptions, ENTITY_OPTIONS);
   scope.put(spec.id, 'collection', database.collection(spec.collectionName, options));
 }
 
@@ -198,7 +201,8 @@ async function createSession(scope, spec) {
     }
   }
   if (defaultTransactionOptions !== undefined) {
-    options.defaultTransactionOptions = concernOptions(scope.driver.mongodb, defaultTransactionOptions);
+    const { mongodb } = scope.driver;
+    options.defaultTransactionOptions = concernOptions(mongodb, defaultTransactionOptions, TRANSACTION_OPTIONS);
   }
   const session = client.startSession(options);
   scope.put(spec.id, 'session', session);

@@ -1,27 +1,18 @@
 // The unified format's entity operations on the Node driver (docs/executor-protocol.md, sections 6.2-6.5),
 // dispatched by the spec's own names. Each takes (scope, target, arguments, context) and returns
 // `{result, resultKind?, nested?}`; arguments it does not consume are refused (`notImplemented`), never ignored.
-import { notImplemented, plainOptions } from './codec.js';
-import { concernOptions, readPreference } from './entities.js';
+import { notImplemented, plainNumber, plainOptions } from './codec.js';
+import { TRANSACTION_OPTIONS, concernOptions, readPreference } from './entities.js';
 import { errorDocument } from './errors.js';
 
-/** Option values that are BSON documents or values and go to the driver as they are. */
-const DOCUMENT_OPTIONS = new Set([
-  'hint',
-  'sort',
-  'projection',
-  'let',
-  'collation',
-  'resumeAfter',
-  'startAfter',
-  'startAtOperationTime',
-  'arrayFilters',
-  'comment',
-  'min',
-  'max',
-]);
-const ENTITY_OPTIONS = ['session', 'timeoutMS', 'comment'];
+/** Arguments that are data even when scalar (section 2.1): handed to the driver with their BSON types. */
+const DATA_SCALARS = new Set(['comment', 'hint']);
+/** The options documents of section 2.1, whose numbers become JS numbers (Node checks `typeof w === 'number'`). */
+const OPTION_DOCUMENTS = new Set(['readConcern', 'writeConcern']);
+/** What (almost) every operation's options type takes: `session`, `timeoutMS` and `comment`. */
+const COMMON = ['session', 'timeoutMS', 'comment'];
 const CHANGE_STREAM_OPTIONS = [
+  ...COMMON,
   'fullDocument',
   'fullDocumentBeforeChange',
   'resumeAfter',
@@ -34,9 +25,42 @@ const CHANGE_STREAM_OPTIONS = [
   'readConcern',
   'readPreference',
 ];
-const WRITE_OPTIONS = ['bypassDocumentValidation', 'collation', 'hint', 'let', 'writeConcern'];
-const UPDATE_OPTIONS = [...WRITE_OPTIONS, 'upsert', 'arrayFilters', 'sort'];
+// Each list below names what the pinned driver's options type for that method declares (mongodb.d.ts), so the
+// executor hands every argument it accepts to the driver; the rest is refused (section 6.2).
+const INSERT_ONE_OPTIONS = [...COMMON, 'bypassDocumentValidation', 'collation', 'writeConcern'];
+const INSERT_MANY_OPTIONS = [...INSERT_ONE_OPTIONS, 'let', 'ordered'];
+const DELETE_OPTIONS = [...COMMON, 'collation', 'hint', 'let', 'ordered', 'writeConcern'];
+const UPDATE_SHARED_OPTIONS = [
+  ...COMMON,
+  'bypassDocumentValidation',
+  'collation',
+  'hint',
+  'let',
+  'upsert',
+  'writeConcern',
+];
+const UPDATE_MANY_OPTIONS = [...UPDATE_SHARED_OPTIONS, 'arrayFilters'];
+const UPDATE_ONE_OPTIONS = [...UPDATE_MANY_OPTIONS, 'sort'];
+const REPLACE_OPTIONS = [...UPDATE_SHARED_OPTIONS, 'sort'];
+const FIND_ONE_AND_DELETE_OPTIONS = [
+  ...COMMON,
+  'collation',
+  'hint',
+  'let',
+  'maxTimeMS',
+  'projection',
+  'sort',
+  'writeConcern',
+];
+const FIND_ONE_AND_REPLACE_OPTIONS = [
+  ...FIND_ONE_AND_DELETE_OPTIONS,
+  'bypassDocumentValidation',
+  'returnDocument',
+  'upsert',
+];
+const FIND_ONE_AND_UPDATE_OPTIONS = [...FIND_ONE_AND_REPLACE_OPTIONS, 'arrayFilters'];
 const FIND_OPTIONS = [
+  ...COMMON,
   'allowDiskUse',
   'allowPartialResults',
   'batchSize',
@@ -58,6 +82,7 @@ const FIND_OPTIONS = [
   'readPreference',
 ];
 const AGGREGATE_OPTIONS = [
+  ...COMMON,
   'allowDiskUse',
   'batchSize',
   'bypassDocumentValidation',
@@ -68,6 +93,25 @@ const AGGREGATE_OPTIONS = [
   'maxTimeMS',
   'readConcern',
   'readPreference',
+  'writeConcern',
+];
+const CREATE_COLLECTION_OPTIONS = [
+  ...COMMON,
+  'capped',
+  'size',
+  'max',
+  'storageEngine',
+  'validator',
+  'validationLevel',
+  'validationAction',
+  'indexOptionDefaults',
+  'viewOn',
+  'pipeline',
+  'changeStreamPreAndPostImages',
+  'clusteredIndex',
+  'expireAfterSeconds',
+  'timeseries',
+  'encryptedFields',
   'writeConcern',
 ];
 
@@ -86,18 +130,35 @@ function takeOptional(args, key, fallback) {
   return value;
 }
 
-/** The remaining arguments as the driver's options object; one it does not take is `notImplemented`. */
-function options(scope, args, allowed = []) {
+/** Refuse the first argument not in `accepted` (section 6.2): an argument the executor would drop is never run. */
+function refuseOthers(args, accepted) {
+  const refused = Object.keys(args).filter((key) => !accepted.includes(key));
+  if (refused.length > 0) throw notImplemented(`argument ${refused[0]} is not implemented for this operation`);
+}
+
+const isDocumentOrArray = (value) =>
+  Array.isArray(value) || (value !== null && typeof value === 'object' && value._bsontype === undefined);
+
+/**
+ * One argument as the driver takes it (section 2.1). Data keeps its BSON types: every document or array (a
+ * validator, a pipeline, a sort...), `comment` and `hint`, and with `asGiven` every value the driver copies into its
+ * command as it is (createCollection's), so a Double stays a Double. Options' numbers become JS numbers, which
+ * Node demands (`typeof batchSize === 'number'`).
+ */
+function optionValue(scope, key, value, asGiven) {
+  if (key === 'session') return scope.get(value, 'session');
+  if (key === 'readPreference') return readPreference(scope.driver.mongodb, value);
+  if (OPTION_DOCUMENTS.has(key)) return plainOptions(value);
+  if (key === 'timeoutMS') return plainNumber(value);
+  if (asGiven || DATA_SCALARS.has(key) || isDocumentOrArray(value)) return value;
+  return plainNumber(value);
+}
+
+/** The remaining arguments as the driver's options object; one not in `accepted` is `notImplemented`. */
+function options(scope, args, accepted, { asGiven = false } = {}) {
+  refuseOthers(args, accepted);
   const out = {};
-  for (const [key, value] of Object.entries(args)) {
-    if (!allowed.includes(key) && !ENTITY_OPTIONS.includes(key)) {
-      throw notImplemented(`argument ${key} is not implemented for this operation`);
-    }
-    if (key === 'session') out.session = scope.get(value, 'session');
-    else if (key === 'readPreference') out.readPreference = readPreference(scope.driver.mongodb, value);
-    else if (DOCUMENT_OPTIONS.has(key)) out[key] = value;
-    else out[key] = plainOptions(value);
-  }
+  for (const [key, argument] of Object.entries(args)) out[key] = optionValue(scope, key, argument, asGiven);
   for (const key of Object.keys(args)) delete args[key];
   return out;
 }
@@ -105,6 +166,8 @@ function options(scope, args, allowed = []) {
 const value = (result) => ({ result: result ?? null });
 const documents = (result) => ({ result, resultKind: 'documents' });
 const entity = (object, kind) => ({ result: null, resultKind: 'entity', object, kind });
+
+const deleteResult = (result) => ({ deletedCount: result.deletedCount });
 
 function updateResult(result) {
   const shaped = {
@@ -153,7 +216,8 @@ function timeoutAfter(ms) {
 }
 const TIMED_OUT = Symbol('timed out');
 
-async function iterateUntilDocumentOrError(scope, target) {
+async function iterateUntilDocumentOrError(scope, target, args) {
+  refuseOthers(args, []);
   const budgetMS = scope.iterationTimeoutMS;
   const deadline = Date.now() + budgetMS;
   while (true) {
@@ -192,22 +256,42 @@ async function createChangeStream(scope, target, args) {
   return entity(stream, 'changeStream');
 }
 
-function write(method, positional, shape) {
+function write(method, positional, accepted, shape) {
   return async (scope, target, args) => {
     const values = positional.map((key) => take(args, key));
-    const result = await target[method](...values, options(scope, args, method.startsWith('update') || method === 'replaceOne' ? UPDATE_OPTIONS : WRITE_OPTIONS.concat(['ordered'])));
-    return value(shape(result));
+    return value(shape(await target[method](...values, options(scope, args, accepted))));
   };
 }
 
-function findOneAnd(method, positional) {
+function findOneAnd(method, positional, accepted) {
   return async (scope, target, args) => {
     const values = positional.map((key) => take(args, key));
-    const returnDocument = takeOptional(args, 'returnDocument', undefined);
-    const opts = options(scope, args, [...UPDATE_OPTIONS, 'projection', 'maxTimeMS']);
-    if (returnDocument !== undefined) opts.returnDocument = String(returnDocument).toLowerCase();
+    const opts = options(scope, args, accepted);
+    // The unified format says Before/After; Node's ReturnDocument is 'before'/'after'.
+    if (opts.returnDocument !== undefined) opts.returnDocument = String(opts.returnDocument).toLowerCase();
     return value(await target[method](...values, opts));
   };
+}
+
+/**
+ * Section 6.4: `close` answers null whatever the driver raises while closing (a failed killCursors, a broken
+ * connection): the unified format's runners suppress it, and a test that cares asserts on the killCursors events.
+ * The error goes to stderr.
+ */
+async function close(scope, target, args) {
+  refuseOthers(args, []);
+  try {
+    await target.close();
+  } catch (error) {
+    const what = error instanceof Error ? `${error.constructor.name}: ${error.message}` : String(error);
+    console.error(`executor: close: the driver's error is swallowed: ${what}`);
+  }
+  return value(null);
+}
+
+/** Node's commitTransaction, abortTransaction and endSession take `{timeoutMS}` only. */
+function sessionCall(method) {
+  return async (scope, session, args) => value(await session[method](options(scope, args, ['timeoutMS'])));
 }
 
 const SESSION_STATES = {
@@ -228,7 +312,8 @@ export function sessionState(session) {
 
 async function withTransaction(scope, session, args, context) {
   const callback = take(args, 'callback');
-  const opts = concernOptions(scope.driver.mongodb, args);
+  // withTransaction takes TransactionOptions and a timeoutMS of its own; startTransaction has no timeoutMS.
+  const opts = concernOptions(scope.driver.mongodb, args, [...TRANSACTION_OPTIONS, 'timeoutMS']);
   for (const key of Object.keys(args)) delete args[key];
   const nested = [];
   let attempt = 0;
@@ -255,24 +340,48 @@ async function withTransaction(scope, session, args, context) {
 /** Operation name -> the entity kinds it runs on and its implementation. */
 export const OPERATIONS = {
   createChangeStream: [['client', 'database', 'collection'], createChangeStream],
-  iterateUntilDocumentOrError: [['changeStream', 'cursor'], (scope, target) => iterateUntilDocumentOrError(scope, target)],
-  iterateOnce: [['changeStream', 'cursor'], async (scope, target) => value(await tryNext(target))],
-  getResumeToken: [['changeStream'], async (scope, target) => value(target.resumeToken)],
-  close: [['changeStream', 'cursor', 'client'], async (scope, target) => value(await target.close())],
+  iterateUntilDocumentOrError: [['changeStream', 'cursor'], iterateUntilDocumentOrError],
+  iterateOnce: [
+    ['changeStream', 'cursor'],
+    async (scope, target, args) => {
+      refuseOthers(args, []);
+      return value(await tryNext(target));
+    },
+  ],
+  getResumeToken: [
+    ['changeStream'],
+    async (scope, target, args) => {
+      refuseOthers(args, []);
+      return value(target.resumeToken);
+    },
+  ],
+  close: [['changeStream', 'cursor', 'client'], close],
 
-  insertOne: [['collection'], write('insertOne', ['document'], (r) => ({ insertedId: r.insertedId }))],
+  insertOne: [
+    ['collection'],
+    write('insertOne', ['document'], INSERT_ONE_OPTIONS, (r) => ({ insertedId: r.insertedId })),
+  ],
   insertMany: [
     ['collection'],
-    write('insertMany', ['documents'], (r) => ({ insertedCount: r.insertedCount, insertedIds: r.insertedIds })),
+    write('insertMany', ['documents'], INSERT_MANY_OPTIONS, (r) => ({
+      insertedCount: r.insertedCount,
+      insertedIds: r.insertedIds,
+    })),
   ],
-  updateOne: [['collection'], write('updateOne', ['filter', 'update'], updateResult)],
-  updateMany: [['collection'], write('updateMany', ['filter', 'update'], updateResult)],
-  replaceOne: [['collection'], write('replaceOne', ['filter', 'replacement'], updateResult)],
-  deleteOne: [['collection'], write('deleteOne', ['filter'], (r) => ({ deletedCount: r.deletedCount }))],
-  deleteMany: [['collection'], write('deleteMany', ['filter'], (r) => ({ deletedCount: r.deletedCount }))],
-  findOneAndUpdate: [['collection'], findOneAnd('findOneAndUpdate', ['filter', 'update'])],
-  findOneAndReplace: [['collection'], findOneAnd('findOneAndReplace', ['filter', 'replacement'])],
-  findOneAndDelete: [['collection'], findOneAnd('findOneAndDelete', ['filter'])],
+  updateOne: [['collection'], write('updateOne', ['filter', 'update'], UPDATE_ONE_OPTIONS, updateResult)],
+  updateMany: [['collection'], write('updateMany', ['filter', 'update'], UPDATE_MANY_OPTIONS, updateResult)],
+  replaceOne: [['collection'], write('replaceOne', ['filter', 'replacement'], REPLACE_OPTIONS, updateResult)],
+  deleteOne: [['collection'], write('deleteOne', ['filter'], DELETE_OPTIONS, deleteResult)],
+  deleteMany: [['collection'], write('deleteMany', ['filter'], DELETE_OPTIONS, deleteResult)],
+  findOneAndUpdate: [
+    ['collection'],
+    findOneAnd('findOneAndUpdate', ['filter', 'update'], FIND_ONE_AND_UPDATE_OPTIONS),
+  ],
+  findOneAndReplace: [
+    ['collection'],
+    findOneAnd('findOneAndReplace', ['filter', 'replacement'], FIND_ONE_AND_REPLACE_OPTIONS),
+  ],
+  findOneAndDelete: [['collection'], findOneAnd('findOneAndDelete', ['filter'], FIND_ONE_AND_DELETE_OPTIONS)],
   find: [
     ['collection'],
     async (scope, target, args) => {
@@ -291,52 +400,59 @@ export const OPERATIONS = {
     ['collection'],
     async (scope, target, args) => {
       const filter = take(args, 'filter');
-      return value(await target.countDocuments(filter, options(scope, args, ['collation', 'hint', 'limit', 'maxTimeMS', 'skip', 'readConcern', 'readPreference'])));
+      const accepted = [...COMMON, 'collation', 'hint', 'limit', 'maxTimeMS', 'skip', 'readConcern', 'readPreference'];
+      return value(await target.countDocuments(filter, options(scope, args, accepted)));
     },
   ],
   estimatedDocumentCount: [
     ['collection'],
-    async (scope, target, args) => value(await target.estimatedDocumentCount(options(scope, args, ['maxTimeMS', 'readConcern', 'readPreference']))),
+    async (scope, target, args) => {
+      const accepted = [...COMMON, 'maxTimeMS', 'readConcern', 'readPreference'];
+      return value(await target.estimatedDocumentCount(options(scope, args, accepted)));
+    },
   ],
   distinct: [
     ['collection'],
     async (scope, target, args) => {
       const field = take(args, 'fieldName');
       const filter = take(args, 'filter');
-      return value(await target.distinct(field, filter, options(scope, args, ['collation', 'hint', 'maxTimeMS', 'readConcern', 'readPreference'])));
+      const accepted = [...COMMON, 'collation', 'hint', 'maxTimeMS', 'readConcern', 'readPreference'];
+      return value(await target.distinct(field, filter, options(scope, args, accepted)));
     },
   ],
   createIndex: [
     ['collection'],
     async (scope, target, args) => {
       const keys = take(args, 'keys');
-      return value(await target.createIndex(keys, options(scope, args, ['name', 'unique', 'sparse', 'expireAfterSeconds', 'hidden', 'commitQuorum'])));
+      const accepted = [...COMMON, 'name', 'unique', 'sparse', 'expireAfterSeconds', 'hidden', 'commitQuorum'];
+      return value(await target.createIndex(keys, options(scope, args, accepted)));
     },
   ],
   dropIndex: [
     ['collection'],
     async (scope, target, args) => {
       const name = take(args, 'name');
-      await target.dropIndex(name, options(scope, args, ['maxTimeMS', 'writeConcern']));
+      await target.dropIndex(name, options(scope, args, [...COMMON, 'maxTimeMS', 'writeConcern']));
       return value(null);
     },
   ],
   listIndexes: [
     ['collection'],
-    async (scope, target, args) => documents(await target.listIndexes(options(scope, args, ['batchSize'])).toArray()),
+    async (scope, target, args) =>
+      documents(await target.listIndexes(options(scope, args, [...COMMON, 'batchSize'])).toArray()),
   ],
   rename: [
     ['collection'],
     async (scope, target, args) => {
       const to = take(args, 'to');
-      await target.rename(to, options(scope, args, ['dropTarget']));
+      await target.rename(to, options(scope, args, [...COMMON, 'dropTarget']));
       return value(null);
     },
   ],
   drop: [
     ['collection'],
     async (scope, target, args) => {
-      await target.drop(options(scope, args, ['writeConcern']));
+      await target.drop(options(scope, args, [...COMMON, 'writeConcern']));
       return value(null);
     },
   ],
@@ -344,8 +460,8 @@ export const OPERATIONS = {
     ['database'],
     async (scope, target, args) => {
       const name = take(args, 'collection');
-      const allowed = ['capped', 'size', 'max', 'storageEngine', 'validator', 'validationLevel', 'validationAction', 'indexOptionDefaults', 'viewOn', 'pipeline', 'changeStreamPreAndPostImages', 'clusteredIndex', 'expireAfterSeconds', 'timeseries', 'encryptedFields', 'writeConcern'];
-      await target.createCollection(name, options(scope, args, allowed));
+      // Node copies these options into the `create` command as they are: they reach the server with their types.
+      await target.createCollection(name, options(scope, args, CREATE_COLLECTION_OPTIONS, { asGiven: true }));
       return value(null);
     },
   ],
@@ -353,7 +469,7 @@ export const OPERATIONS = {
     ['database'],
     async (scope, target, args) => {
       const name = take(args, 'collection');
-      await target.dropCollection(name, options(scope, args, ['writeConcern', 'encryptedFields']));
+      await target.dropCollection(name, options(scope, args, [...COMMON, 'writeConcern', 'encryptedFields']));
       return value(null);
     },
   ],
@@ -361,21 +477,23 @@ export const OPERATIONS = {
     ['database'],
     async (scope, target, args) => {
       const filter = takeOptional(args, 'filter', {});
-      return documents(await target.listCollections(filter, options(scope, args, ['batchSize', 'nameOnly', 'authorizedCollections'])).toArray());
+      const accepted = [...COMMON, 'batchSize', 'nameOnly', 'authorizedCollections'];
+      return documents(await target.listCollections(filter, options(scope, args, accepted)).toArray());
     },
   ],
   listCollectionNames: [
     ['database'],
     async (scope, target, args) => {
       const filter = takeOptional(args, 'filter', {});
-      const found = await target.listCollections(filter, { ...options(scope, args, ['batchSize', 'authorizedCollections']), nameOnly: true }).toArray();
+      const opts = { ...options(scope, args, [...COMMON, 'batchSize', 'authorizedCollections']), nameOnly: true };
+      const found = await target.listCollections(filter, opts).toArray();
       return value(found.map((collection) => collection.name));
     },
   ],
   dropDatabase: [
     ['database'],
     async (scope, target, args) => {
-      await target.dropDatabase(options(scope, args, ['writeConcern']));
+      await target.dropDatabase(options(scope, args, [...COMMON, 'writeConcern']));
       return value(null);
     },
   ],
@@ -383,22 +501,24 @@ export const OPERATIONS = {
     ['database'],
     async (scope, target, args) => {
       const command = take(args, 'command');
+      // commandName is for languages whose maps lose key order; a JS object keeps the command's name first.
       takeOptional(args, 'commandName', undefined);
-      return value(await target.command(command, options(scope, args, ['readPreference'])));
+      // Node's RunCommandOptions has no comment: the command document carries one itself.
+      return value(await target.command(command, options(scope, args, ['session', 'timeoutMS', 'readPreference'])));
     },
   ],
 
   startTransaction: [
     ['session'],
     async (scope, session, args) => {
-      const opts = concernOptions(scope.driver.mongodb, args);
+      const opts = concernOptions(scope.driver.mongodb, args, TRANSACTION_OPTIONS);
       for (const key of Object.keys(args)) delete args[key];
       session.startTransaction(opts);
       return value(null);
     },
   ],
-  commitTransaction: [['session'], async (scope, session, args) => value(await session.commitTransaction(options(scope, args)))],
-  abortTransaction: [['session'], async (scope, session, args) => value(await session.abortTransaction(options(scope, args)))],
-  endSession: [['session'], async (scope, session) => value(await session.endSession())],
+  commitTransaction: [['session'], sessionCall('commitTransaction')],
+  abortTransaction: [['session'], sessionCall('abortTransaction')],
+  endSession: [['session'], sessionCall('endSession')],
   withTransaction: [['session'], withTransaction],
 };
