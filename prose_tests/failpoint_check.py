@@ -19,7 +19,7 @@ from pymongo import MongoClient
 from pymongo.errors import OperationFailure, PyMongoError
 
 from faults.failpoints.backends import NativeFailPoints
-from harness.core.errors import HarnessError, TestFailure
+from harness.core.errors import HarnessError, TestFailure, TestSkipped
 from harness.core.ports import FailPointError
 from harness.engine.failpoint_manager import FailPointManager
 
@@ -36,8 +36,7 @@ DIRECT_TIMEOUT_MS = 10_000
 def server_address(target: Any) -> tuple[str, int]:
     """Where the server itself listens, beneath anything that presents it (the target says so; else its admin
     client's server)."""
-    address_of = getattr(target, "server_address", None)
-    address = address_of() if callable(address_of) else getattr(target.admin, "address", None)
+    address = target.server_address() or target.admin.address
     if address is None:
         raise HarnessError("cannot tell where the target's server listens, to ask it about fail points")
     return str(address[0]), int(address[1])
@@ -46,6 +45,13 @@ def server_address(target: Any) -> tuple[str, int]:
 def fail_points_supported(context: ServerCheckContext) -> None:
     """``configureFailPoint`` on the server itself is accepted, and the ``failCommand`` it arms fails a ``find``."""
     run, collection = context.run, context.check.collection
+    if run.target.info.details.get("test_commands") is False:
+        # The harness itself started this server with test commands off (an operator's shape): its refusal
+        # would say how it was started, not what it supports.
+        raise TestSkipped(
+            "the target was started with test commands off, as its shape asks (details.test_commands: false); "
+            "whether the server supports fail points is judged only on a shape that turns them on"
+        )
     host, port = server_address(run.target)
     how_applied = run.failpoints.backend.name if run.failpoints is not None else "unknown"
     context.details["fail_point_probe"] = {"server": f"{host}:{port}", "run_failpoints": how_applied}

@@ -16,10 +16,13 @@ A cell is a pair: the *driver* (name and version, the part of the cell's name be
 network faults belong to the target because they describe what the driver talks to.
 
 Per test and signature, a cell that ran the test *decides* the cause when it *shows* it (a failing verdict there
-has a cause of that signature) or is *clear* of it: the test passed there, or failed there with every check
-reached (nothing ``not_reached``, and only causes after which a test goes on checking, :data:`CHECKED_ON`) and
-without it. A cell where the test was skipped, or failed only on other causes that may have hidden this one (an
-error that stopped the test, a differing event that ended its list), is no evidence either way. A cell that both
+has a cause of that signature) or is *clear* of it: the test passed there, or failed there without it where it
+would have been seen. A failure shows that much when it ran every operation and check (nothing ``not_reached``,
+and only causes after which a test goes on, :data:`GOES_ON`); for a cause of an expected list (an event, a log
+message) it must also have no list cause of its own, since the first difference ends a list
+(:data:`LIST_CLAUSES`). A cell where the test was skipped, or failed only on other causes that may have hidden
+this one (an error that stopped the test, a differing event, a prose check, a harness error, a record without
+causes), is no evidence either way; a message standing for a cause is cleared only by a pass. A cell that both
 shows it and is clear of it shows it at times (``flaky``). For a cause shown with driver D on target T:
 
 - ``target``: every driver that decided it on T shows it (at least two drivers), and each of them is clear of it
@@ -58,10 +61,12 @@ MESSAGES = 5
 #: Most evidence sentences kept per row (the nearest first; ``other_cells`` says how many there were).
 EVIDENCE = 24
 FAILING_STATUSES = ("fail", "flaky")
-#: Clauses after which the test still runs every later check (docs/causes.md, "When one failure makes later checks
-#: meaningless"): a failure with only these, and nothing ``not_reached``, checked everything it did not report.
-#: An ``event`` or ``event-missing`` ends its ``expectEvents`` list, so it may hide a later event's cause.
-CHECKED_ON = ("result", "error-match", "extra-events", "outcome")
+#: Clauses after which the test still runs every later operation and check (docs/causes.md, "When one failure makes
+#: later checks meaningless"): a failure with only these, and nothing ``not_reached``, ran all of its test.
+GOES_ON = ("result", "error-match", "event", "event-missing", "extra-events", "log-messages", "outcome")
+#: Clauses of an expected list (``expectEvents``, ``expectLogMessages``): the first difference ends its list, so a
+#: failure with one of them may hide another of them, and is evidence only for causes of other clauses.
+LIST_CLAUSES = ("event", "event-missing", "extra-events", "log-messages")
 #: The clause of the pseudo-cause a failing verdict without causes stands for.
 MESSAGE_CLAUSE = "message"
 SEPARATOR = " | "
@@ -82,16 +87,24 @@ def _parsed_causes() -> Column:
     return F.from_json(F.col("causes"), CAUSES_SCHEMA)
 
 
-def checked_everything() -> Column:
-    """Whether a failing verdict reached every check of its test, so that a cause it lacks is absent from it.
+def ran_everything() -> Column:
+    """Whether a failing verdict ran every operation and check of its test, so that a cause it lacks (of a clause
+    other than a list's) is absent from it.
 
     Only a record with causes can say so: its ``not_reached`` is empty and each of its causes is one after which
-    the test goes on checking (:data:`CHECKED_ON`). A record without causes may have stopped anywhere.
+    the test goes on (:data:`GOES_ON`). A record without causes may have stopped anywhere.
     """
     causes = _parsed_causes()
     reached = (F.col("not_reached") == 0) & (F.size(causes) > 0)
-    only_on = F.forall(causes, lambda cause: F.coalesce(cause["clause"].isin(*CHECKED_ON), F.lit(False)))
-    return F.coalesce(reached & only_on, F.lit(False))
+    goes_on = F.forall(causes, lambda cause: F.coalesce(cause["clause"].isin(*GOES_ON), F.lit(False)))
+    return F.coalesce(reached & goes_on, F.lit(False))
+
+
+def lists_whole() -> Column:
+    """Whether a failing verdict ran everything and compared every expected list to its end (no list cause), so
+    that a list cause it lacks is absent from it too."""
+    listed = F.exists(_parsed_causes(), lambda cause: F.coalesce(cause["clause"].isin(*LIST_CLAUSES), F.lit(False)))
+    return ran_everything() & ~F.coalesce(listed, F.lit(False))
 
 
 def signature(cause: Column) -> Column:
@@ -106,7 +119,11 @@ def signature(cause: Column) -> Column:
 
 def failing_causes(verdicts: DataFrame) -> DataFrame:
     """One row per failing verdict x cause: its signature, clause, rules, entry, fact and step, and the verdict's
-    cell, test, time, message and expectation. A verdict without causes gives one pseudo-cause, its message."""
+    cell, test, time, message and expectation. A verdict without causes gives one pseudo-cause, its message.
+
+    ``first`` marks a signature's first cause in its verdict (a test can break one entry's fault at two steps), so
+    counting the marked rows counts verdicts, with no verdict id to make up.
+    """
     causes = _parsed_causes()
     message_only = F.array(
         F.struct(
@@ -119,18 +136,21 @@ def failing_causes(verdicts: DataFrame) -> DataFrame:
         )
     )
     has_causes = F.coalesce(F.size(causes) > 0, F.lit(False))
-    each = verdicts.where(is_failure()).select(
+    listed = verdicts.where(is_failure()).select(
         "cell",
         "test_id",
-        F.monotonically_increasing_id().alias("verdict"),
         F.coalesce(F.col("started_at"), F.lit(0).cast("timestamp")).alias("at"),
         "message",
         "expected",
         "expectation_kind",
         has_causes.alias("has_causes"),
-        checked_everything().alias("checked"),
-        F.explode(F.when(has_causes, causes).otherwise(message_only)).alias("c"),
+        ran_everything().alias("ran"),
+        lists_whole().alias("whole"),
+        F.when(has_causes, causes).otherwise(message_only).alias("causes"),
     )
+    signed = listed.withColumn("signatures", F.transform("causes", signature))
+    each = signed.select("*", F.posexplode("causes").alias("position", "c"))
+    own = F.element_at("signatures", F.col("position") + 1)
     c = F.col("c")
     # with causes, a cause is expected when an entry explains it (false when a file was used and none did); without,
     # the verdict's own ``expected``
@@ -138,12 +158,13 @@ def failing_causes(verdicts: DataFrame) -> DataFrame:
     return each.select(
         "cell",
         "test_id",
-        "verdict",
         "at",
         "message",
         "expectation_kind",
-        "checked",
-        signature(c).alias("signature"),
+        "ran",
+        "whole",
+        own.alias("signature"),
+        (F.array_position("signatures", own) == F.col("position") + 1).alias("first"),
         F.coalesce(c["clause"], F.lit(MESSAGE_CLAUSE)).alias("clause"),
         F.coalesce(c["rules"], F.array().cast("array<string>")).alias("rules"),
         c["known"].alias("known"),
@@ -154,9 +175,9 @@ def failing_causes(verdicts: DataFrame) -> DataFrame:
 
 
 def cause_occurrences(verdicts: DataFrame) -> DataFrame:
-    """One row per cell x test x signature shown there: how many failing verdicts showed it (``seen``; ``checked``:
-    of those, the ones that reached every check), the latest fact, step and message, up to MESSAGES messages, and
-    whether expected-outcomes entries explained it."""
+    """One row per cell x test x signature shown there: how many failing verdicts showed it (``seen``; ``ran_seen``
+    and ``whole_seen``: those of them that ran everything, and compared every list too), the latest fact, step and
+    message, up to MESSAGES messages, and whether expected-outcomes entries explained it."""
     latest = F.max(F.struct("at", "message", "fact", "step"))
     return (
         failing_causes(verdicts)
@@ -165,8 +186,9 @@ def cause_occurrences(verdicts: DataFrame) -> DataFrame:
             F.min("clause").alias("clause"),
             F.min("rules").alias("rules"),
             F.min("known").alias("known"),
-            F.count_distinct("verdict").alias("seen"),
-            F.count_distinct(F.when(F.col("checked"), F.col("verdict"))).alias("checked_seen"),
+            F.count_if("first").alias("seen"),
+            F.count_if(F.col("first") & F.col("ran")).alias("ran_seen"),
+            F.count_if(F.col("first") & F.col("whole")).alias("whole_seen"),
             latest["fact"].alias("fact"),
             latest["step"].alias("step"),
             latest["message"].alias("message"),
@@ -179,8 +201,8 @@ def cause_occurrences(verdicts: DataFrame) -> DataFrame:
 
 
 def cell_statuses(verdicts: DataFrame, per_test: DataFrame | None = None) -> DataFrame:
-    """One row per cell x test: driver, target, axes, status, counts, and how many failing verdicts reached every
-    check (``checked_failures``: failures that show which causes are absent).
+    """One row per cell x test: driver, target, axes, status, counts, and how many failing verdicts ran everything
+    (``ran_failures``) and compared every list too (``whole_failures``): the failures that show a cause absent.
 
     With ``per_test`` (:func:`reports.conformance.per_cell_test` of the same verdicts) the counts come from it and
     only the failing verdicts are read again.
@@ -194,15 +216,19 @@ def cell_statuses(verdicts: DataFrame, per_test: DataFrame | None = None) -> Dat
             F.count_if(F.col("outcome") == "passed").alias("passed"),
             F.count_if(failing).alias("failures"),
             F.count_if(F.col("outcome") == "skipped").alias("skipped"),
-            F.count_if(failing & checked_everything()).alias("checked_failures"),
+            F.count_if(failing & ran_everything()).alias("ran_failures"),
+            F.count_if(failing & lists_whole()).alias("whole_failures"),
         )
     else:
-        checked = (
+        ran = (
             verdicts.where(failing)
             .groupBy("cell", "test_id")
-            .agg(F.count_if(checked_everything()).alias("checked_failures"))
+            .agg(
+                F.count_if(ran_everything()).alias("ran_failures"),
+                F.count_if(lists_whole()).alias("whole_failures"),
+            )
         )
-        grouped = per_test.join(checked, ["cell", "test_id"], "left").select(
+        grouped = per_test.join(ran, ["cell", "test_id"], "left").select(
             "cell",
             "test_id",
             "spec_file",
@@ -211,7 +237,7 @@ def cell_statuses(verdicts: DataFrame, per_test: DataFrame | None = None) -> Dat
             "passed",
             (F.col("failed") + F.col("error")).alias("failures"),
             "skipped",
-            F.coalesce("checked_failures", F.lit(0).cast("long")).alias("checked_failures"),
+            *[F.coalesce(name, F.lit(0).cast("long")).alias(name) for name in ("ran_failures", "whole_failures")],
         )
     return grouped.select(
         "*",
@@ -231,19 +257,35 @@ def cause_grid(verdicts: DataFrame, per_test: DataFrame | None = None) -> DataFr
     its occurrence (:func:`cause_occurrences`).
 
     Every signature of a test is set against every cell that ran the test: a cell shows it, is clear of it (the
-    test passed there, or one of its failures there reached every check without it), or is left out.
+    test passed there, or one of its failures there would have shown it and did not), or is left out.
     """
     statuses = cell_statuses(verdicts, per_test)
     occurrences = cause_occurrences(verdicts)
-    signatures = occurrences.select("test_id", "signature").distinct()
+    signatures = occurrences.groupBy("test_id", "signature").agg(F.min("clause").alias("of_clause"))
     grid = (
         statuses.withColumnRenamed("status", "test_status")
         .join(signatures, "test_id")
         .join(occurrences, ["cell", "test_id", "signature"], "left")
     )
     shown = F.col("seen").isNotNull()
-    clear = (F.col("passed") > 0) | (F.col("checked_failures") > F.coalesce(F.col("checked_seen"), F.lit(0)))
+    clear = (F.col("passed") > 0) | _cleared_by_a_failure()
     return grid.withColumn("status", cause_status(clear, shown)).where(F.col("status").isNotNull())
+
+
+def _cleared_by_a_failure() -> Column:
+    """Whether a failure in the cell would have shown the cause and did not: one that ran everything (for a list's
+    cause, compared every list too) among those that do not show it. A message standing for a cause (a record
+    without causes) is cleared only by a pass: a failure with causes may be the same fault under its signature."""
+
+    def more(failures: str, seen: str) -> Column:
+        return F.col(failures) > F.coalesce(F.col(seen), F.lit(0))
+
+    clause = F.col("of_clause")
+    return (
+        F.when(clause == MESSAGE_CLAUSE, F.lit(False))
+        .when(clause.isin(*LIST_CLAUSES), more("whole_failures", "whole_seen"))
+        .otherwise(more("ran_failures", "ran_seen"))
+    )
 
 
 def _count(condition: Column, window: WindowSpec) -> Column:

@@ -28,21 +28,17 @@ def render_html(statement: dict[str, Any]) -> str:
         (
             "not-met",
             f"Not met ({summary['not_met']} rules)",
-            "each failing test of each rule, with its message; a known deviation gives its listed reason",
-            [
-                {
-                    "rule": f"{r['id']} ({r['level']}): {r['paraphrase']}",
-                    **f,
-                    "message": _shortened(f["message"]),
-                    "known": f["known_deviation"] or "",
-                }
-                for r in by_verdict[NOT_MET]
-                for f in r["tests"]["failed"]
-            ],
+            (
+                "each failing test of each rule with its message and the causes that break the rule (clause, fact, "
+                "and the expected-outcomes entry that knows it), and each cause an entry gives the rule in another "
+                "rule's test; a known deviation gives its listed reason"
+            ),
+            [row for r in by_verdict[NOT_MET] for row in _not_met_rows(r)],
             [
                 Column("rule", "rule"),
                 Column("test_id", "test"),
                 Column("outcome", "outcome"),
+                msg("causes", "causes"),
                 msg("message", "message"),
                 msg("known", "known deviation"),
             ],
@@ -52,8 +48,8 @@ def render_html(statement: dict[str, Any]) -> str:
             "not-judged",
             f"Not judged ({summary.get('not_judged', 0)} rules)",
             "rules whose tests failed only on set-up errors or on causes of other rules: neither met nor not met",
-            by_verdict[NOT_JUDGED],
-            [*rule_says, msg("reason", "reason")],
+            [{**r, "failing": _failing_tests(r)} for r in by_verdict[NOT_JUDGED]],
+            [*rule_says, msg("failing", "failing tests"), msg("reason", "reason (the causes)")],
             "every rule with a failing test was judged",
         ),
         (
@@ -131,6 +127,62 @@ def render_html(statement: dict[str, Any]) -> str:
     title = f"Conformance statement: {named(statement['subject'].get('driver') or {})}"
     html = page(title, "; ".join(part for part in said if part), figures, sections)
     return html.replace("<main>", f'<main><p id="badge">{escape(summary["badge"])}</p>', 1)
+
+
+def _not_met_rows(rule: dict[str, Any]) -> list[dict[str, Any]]:
+    """A not-met rule's rows: each failing test with its causes naming the rule, then each cause an entry gives
+    the rule in a test that is not its own (a server's missing field breaks its rule wherever it stops a test)."""
+    said = f"{rule['id']} ({rule['level']}): {rule['paraphrase']}"
+    rows = [
+        {
+            "rule": said,
+            **failed,
+            "causes": _causes_text(failed.get("causes")),
+            "message": _shortened(failed["message"]),
+            "known": failed["known_deviation"] or "",
+        }
+        for failed in rule["tests"]["failed"]
+    ]
+    own = {failed["test_id"] for failed in rule["tests"]["failed"]}
+    elsewhere: dict[str, list[dict[str, Any]]] = {}
+    for cause in rule.get("causes") or []:
+        if cause["test_id"] not in own:
+            elsewhere.setdefault(cause["test_id"], []).append(cause)
+    rows += [
+        {
+            "rule": said,
+            "test_id": test_id,
+            "outcome": "a cause of another rule's test",
+            "causes": _causes_text(causes),
+            "message": "",
+            "known": "",
+        }
+        for test_id, causes in elsewhere.items()
+    ]
+    return rows
+
+
+def _causes_text(causes: list[dict[str, Any]] | None) -> str:
+    """Causes as the page lists them, one a line: ``clause at step: fact [known: entry]`` (or ``[unexplained]``).
+
+    None (a row read by its outcome: a report's table from before causes) says so rather than showing nothing."""
+    if causes is None:
+        return "(no causes recorded: judged by the outcome)"
+    if not causes:
+        return "(none of its causes names this rule)"
+    return "\n".join(_cause_line(cause) for cause in causes)
+
+
+def _cause_line(cause: dict[str, Any]) -> str:
+    """One cause in a line: where it broke, what was seen, and which entry knows it (or that none does)."""
+    where = f" at {cause['step']}" if cause.get("step") else ""
+    known = f"known: {cause['known']}" if cause.get("known") else "unexplained"
+    return f"{cause.get('clause')}{where}: {_shortened(str(cause.get('fact') or ''))} [{known}]"
+
+
+def _failing_tests(rule: dict[str, Any]) -> str:
+    """A not-judged rule's failing tests, one a line, with their outcomes."""
+    return "\n".join(f"{f['test_id']} ({f['outcome']})" for f in rule["tests"]["failed"])
 
 
 #: How much of a failure message the page shows (the statement's JSON has it whole).

@@ -31,7 +31,7 @@ def native(target: Any) -> FailPointSetup:
     target says something in front of its server does (``admin_failpoints``, a presenting proxy)."""
     from faults.failpoints.backends import NativeFailPoints
 
-    answered_by = getattr(target, "admin_failpoints", "native")
+    answered_by = target.admin_failpoints
     return FailPointSetup(NativeFailPoints(target.admin, name=answered_by), target.uri)
 
 

@@ -40,7 +40,7 @@ class ThroughToxiproxy(TargetBase):
             raise
         self.direct_uri = self.inner.uri
         self.admin = self.inner.admin
-        self.admin_failpoints = getattr(self.inner, "admin_failpoints", self.admin_failpoints)
+        self.admin_failpoints = self.inner.admin_failpoints
         self.info = self.inner.info
         self.info.details["network_faults"] = {
             "toxiproxy": self.server.version,

@@ -204,6 +204,9 @@ class Findings:
     messages: list[str] = field(default_factory=list)
     mismatches: list[Any] = field(default_factory=list)
 
+    def add(self, cause: Cause) -> None:
+        self.causes.append(cause)
+
     def found(self, failure: TestFailure, step: str = "") -> None:
         """One check's failure joins the findings (a failure that names no cause is one ``check`` cause)."""
         self.messages.append(str(failure))

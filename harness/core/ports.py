@@ -271,12 +271,19 @@ class Target(Protocol):
     admin: Any
     admin_tasks: TargetAdmin
     info: TargetInfo
+    #: How ``configureFailPoint`` sent through ``admin`` is applied: ``native`` (the server), or
+    #: ``emulated-by-presenting-proxy`` (something in front of the server answers it); records say which.
+    admin_failpoints: str
 
     def start(self) -> TargetInfo: ...
 
     def stop(self) -> None: ...
 
     def server_parameter(self, name: str) -> Any: ...
+
+    def server_address(self) -> tuple[str, int] | None:
+        """Where the server itself listens, beneath anything that presents it; None: where ``admin`` connects."""
+        ...
 
 
 # -- fault backends ------------------------------------------------------------------------

@@ -38,7 +38,7 @@ import harness.engine.targeted_failpoint  # noqa: F401 - registers targetedFailP
 from harness.core import causes as cause_of
 from harness.core.causes import Findings
 from harness.core.errors import HarnessError, TestFailure
-from harness.core.matching import Mismatch, show
+from harness.core.matching import Mismatch, UnsupportedAssertion, show
 from harness.core.matching.log_messages import match_log_messages
 from harness.core.matching.table import comparator_for
 from harness.core.model import (
@@ -199,7 +199,7 @@ class SpecRunner:
                 findings.not_reached.append(label)
                 continue
             context.current = current
-            self._collect(findings, run_check)
+            self._collect(findings, run_check, label)
         if findings.causes:
             raise TestFailure(
                 "\n".join(findings.messages),
@@ -209,12 +209,14 @@ class SpecRunner:
             )
 
     @staticmethod
-    def _collect(findings: Findings, run_check: Callable[[], None]) -> None:
+    def _collect(findings: Findings, run_check: Callable[[], None], step: str = "") -> None:
         """Run one check; what it finds joins the test's findings instead of ending the test."""
         try:
             run_check()
         except TestFailure as failure:
             findings.found(failure)
+        except (HarnessError, UnsupportedOperation, UnsupportedAssertion) as exc:
+            _cannot_go_on(findings, step, exc)
 
     def _check_test_error(self, context: TestContext, comparator: Any, error: ErrorInfo | None) -> None:
         """The legacy format's test-level ``result.error``."""
@@ -262,6 +264,9 @@ class SpecRunner:
                 error = self._run_one(context, operation, label)
             except TestFailure as failure:
                 findings.found(failure, context.current)
+                continue
+            except (HarnessError, UnsupportedOperation, UnsupportedAssertion) as exc:
+                _cannot_go_on(findings, context.current, exc)
                 continue
             if error is not None:
                 findings.not_reached.extend(
@@ -487,6 +492,17 @@ class _NestedCheck:
         self.runner._check_outcome(
             self.context, self.operations[index], self.labels[index], result, error, in_callback=True
         )
+
+
+def _cannot_go_on(findings: Findings, step: str, exc: Exception) -> None:
+    """The harness cannot carry the test further. With nothing found yet that is the test's ``error`` (raised on);
+    after a cause it must not hide what was found: a ``set-up`` cause says where the test stopped, and the rest is
+    not reached."""
+    if not findings.causes:
+        raise exc
+    message = f"{step}: the test could not go on: {exc}"
+    findings.messages.append(message)
+    findings.add(cause_of.Cause(cause_of.SET_UP, step=step, fact=message))
 
 
 def _all_operations(operations: list[Operation]) -> Iterator[Operation]:

@@ -19,6 +19,7 @@ silently ignored.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -276,26 +277,28 @@ def _mapping_entries(path: Path) -> list[TestRules]:
     return entries
 
 
-def load_breakages(folder: Path | None = None) -> list[Breakage]:
-    """Every breakage of ``breakages/*.yml``: ``breakages``, a list of ``{id, rules, side, what, proof[, one_path]}``.
-
-    Ids are unique across the files (a test table holds each under its id)."""
-    folder = folder or BREAKAGES_DIR
-    found: list[Breakage] = []
+def _proof_entries(
+    folder: Path, list_key: str, noun: str, known_keys: set[str], texts: tuple[str, ...]
+) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Each checked entry of ``folder/*.yml``'s ``list_key`` list, with where it is: a breakage or an allowance
+    (an ``id`` unique across the files, known keys only, ``rules`` ids, a ``side``, the required ``texts``, and a
+    ``proof`` of the form ``PATH::NAME``)."""
     seen: dict[str, str] = {}
     for path in sorted(folder.glob("*.yml")) if folder.is_dir() else []:
         data = _read_yaml(path)
-        if not isinstance(data, dict) or not isinstance(data.get("breakages"), list):
-            raise RuleFileError(f"{path}: expected a mapping with a 'breakages' list")
-        for number, entry in enumerate(data["breakages"], start=1):
-            where = f"{path}: breakage {number}"
+        if not isinstance(data, dict) or not isinstance(data.get(list_key), list):
+            raise RuleFileError(
+                f"{path}: expected a mapping with {'an' if noun[0] in 'aeiou' else 'a'} '{list_key}' list"
+            )
+        for number, entry in enumerate(data[list_key], start=1):
+            where = f"{path}: {noun} {number}"
             if not isinstance(entry, dict) or not isinstance(entry.get("id"), str):
-                raise RuleFileError(f"{where}: each breakage is a mapping with an 'id'")
+                raise RuleFileError(f"{where}: each {noun} is a mapping with an 'id'")
             where = f"{where} ({entry['id']})"
-            unknown = sorted(set(entry) - _BREAKAGE_KEYS)
+            unknown = sorted(set(entry) - known_keys)
             if unknown:
                 raise RuleFileError(
-                    f"{where}: unknown keys {', '.join(unknown)}; known: {', '.join(sorted(_BREAKAGE_KEYS))}"
+                    f"{where}: unknown keys {', '.join(unknown)}; known: {', '.join(sorted(known_keys))}"
                 )
             rules = entry.get("rules")
             if (
@@ -306,7 +309,7 @@ def load_breakages(folder: Path | None = None) -> list[Breakage]:
                 raise RuleFileError(f"{where}: 'rules' is a non-empty list of rule ids")
             if entry.get("side") not in BREAKAGE_SIDES:
                 raise RuleFileError(f"{where}: side is one of {', '.join(BREAKAGE_SIDES)}")
-            for key in ("what", "proof"):
+            for key in texts:
                 if not isinstance(entry.get(key), str) or not entry[key].strip():
                     raise RuleFileError(f"{where}: '{key}' is required text")
             if "::" not in entry["proof"]:
@@ -314,18 +317,27 @@ def load_breakages(folder: Path | None = None) -> list[Breakage]:
             if entry["id"] in seen:
                 raise RuleFileError(f"{where}: the id is also used in {seen[entry['id']]}")
             seen[entry["id"]] = where
-            found.append(
-                Breakage(
-                    id=entry["id"],
-                    rules=tuple(rules),
-                    side=entry["side"],
-                    what=entry["what"],
-                    proof=entry["proof"],
-                    one_path=str(entry.get("one_path") or ""),
-                    where=where,
-                )
-            )
-    return found
+            yield where, entry
+
+
+def load_breakages(folder: Path | None = None) -> list[Breakage]:
+    """Every breakage of ``breakages/*.yml``: ``breakages``, a list of ``{id, rules, side, what, proof[, one_path]}``.
+
+    Ids are unique across the files (a test table holds each under its id)."""
+    return [
+        Breakage(
+            id=entry["id"],
+            rules=tuple(entry["rules"]),
+            side=entry["side"],
+            what=entry["what"],
+            proof=entry["proof"],
+            one_path=str(entry.get("one_path") or ""),
+            where=where,
+        )
+        for where, entry in _proof_entries(
+            folder or BREAKAGES_DIR, "breakages", "breakage", _BREAKAGE_KEYS, ("what", "proof")
+        )
+    ]
 
 
 def load_allowances(folder: Path | None = None) -> list[Allowance]:
@@ -333,59 +345,30 @@ def load_allowances(folder: Path | None = None) -> list[Allowance]:
     why, proof[, rejected_by]}``; ``rejected_by`` is a list of ``{test, why}``.
 
     Ids are unique across the files (a test table holds each under its id)."""
-    folder = folder or ALLOWANCES_DIR
     found: list[Allowance] = []
-    seen: dict[str, str] = {}
-    for path in sorted(folder.glob("*.yml")) if folder.is_dir() else []:
-        data = _read_yaml(path)
-        if not isinstance(data, dict) or not isinstance(data.get("allowances"), list):
-            raise RuleFileError(f"{path}: expected a mapping with an 'allowances' list")
-        for number, entry in enumerate(data["allowances"], start=1):
-            where = f"{path}: allowance {number}"
-            if not isinstance(entry, dict) or not isinstance(entry.get("id"), str):
-                raise RuleFileError(f"{where}: each allowance is a mapping with an 'id'")
-            where = f"{where} ({entry['id']})"
-            unknown = sorted(set(entry) - _ALLOWANCE_KEYS)
-            if unknown:
-                raise RuleFileError(
-                    f"{where}: unknown keys {', '.join(unknown)}; known: {', '.join(sorted(_ALLOWANCE_KEYS))}"
-                )
-            rules = entry.get("rules")
-            if (
-                not isinstance(rules, list)
-                or not rules
-                or not all(isinstance(r, str) and RULE_ID.match(r) for r in rules)
-            ):
-                raise RuleFileError(f"{where}: 'rules' is a non-empty list of rule ids")
-            if entry.get("side") not in BREAKAGE_SIDES:
-                raise RuleFileError(f"{where}: side is one of {', '.join(BREAKAGE_SIDES)}")
-            for key in ("what", "why", "proof"):
-                if not isinstance(entry.get(key), str) or not entry[key].strip():
-                    raise RuleFileError(f"{where}: '{key}' is required text")
-            anchors = entry.get("anchors")
-            if not isinstance(anchors, list) or not anchors or not all(isinstance(a, str) and a for a in anchors):
-                raise RuleFileError(
-                    f"{where}: 'anchors' is a non-empty list of the permitting sentences ('HASH' or 'FILE:HASH')"
-                )
-            if "::" not in entry["proof"]:
-                raise RuleFileError(f"{where}: proof is PATH::NAME (a test module and its table)")
-            if entry["id"] in seen:
-                raise RuleFileError(f"{where}: the id is also used in {seen[entry['id']]}")
-            seen[entry["id"]] = where
-            found.append(
-                Allowance(
-                    id=entry["id"],
-                    rules=tuple(rules),
-                    side=entry["side"],
-                    what=entry["what"],
-                    anchors=tuple(anchors),
-                    why=entry["why"],
-                    proof=entry["proof"],
-                    cue=str(entry.get("cue") or ""),
-                    rejected_by=_rejections(entry.get("rejected_by"), where),
-                    where=where,
-                )
+    entries = _proof_entries(
+        folder or ALLOWANCES_DIR, "allowances", "allowance", _ALLOWANCE_KEYS, ("what", "why", "proof")
+    )
+    for where, entry in entries:
+        anchors = entry.get("anchors")
+        if not isinstance(anchors, list) or not anchors or not all(isinstance(a, str) and a for a in anchors):
+            raise RuleFileError(
+                f"{where}: 'anchors' is a non-empty list of the permitting sentences ('HASH' or 'FILE:HASH')"
             )
+        found.append(
+            Allowance(
+                id=entry["id"],
+                rules=tuple(entry["rules"]),
+                side=entry["side"],
+                what=entry["what"],
+                anchors=tuple(anchors),
+                why=entry["why"],
+                proof=entry["proof"],
+                cue=str(entry.get("cue") or ""),
+                rejected_by=_rejections(entry.get("rejected_by"), where),
+                where=where,
+            )
+        )
     return found
 
 

@@ -168,9 +168,9 @@ def blame_section(tables: Tables) -> str:
         "another driver is clear of it on each), the pair (another driver is clear of it on that target and that "
         "driver is clear of it on another target), everywhere (every cell that decided it shows it, across at least "
         "two drivers and two targets), or undecided (the reason says what is missing). A cell is clear of a cause "
-        "when the test passed there, or failed there with every check reached and without it; a skip, or a failure "
-        "that stopped the test early, is no evidence. The target is everything after the driver in the cell's "
-        "name (topology and fail points included).",
+        "when the test passed there, or failed there without it having run everything (and, for an event's cause, "
+        "having compared every event); a skip, or a failure that stopped the test early, is no evidence. The "
+        "target is everything after the driver in the cell's name (topology and fail points included).",
         content,
     )
 

@@ -33,6 +33,8 @@ ONE_CELL_T = "unified/cs::one cell only"  # decided only with pymongo on the emb
 ONE_DRIVER_T = "unified/cs::java only"  # skipped by the other drivers, fails with java on every target
 DRIFT_T = "unified/cs::node fails differently on MJS"  # records without causes; another message on MJS
 STOPPED_T = "unified/cs::pymongo stops early on the embedded target"  # the daemon skips it
+OPTIME_T = "unified/cs::pymongo sends one start point, and refuses MJS's reply"  # the daemon skips it
+EVENTS_T = "unified/cs::an early event difference hides a later one"  # the daemon skips it
 PASSING_T = "unified/cs::passes everywhere"
 
 P, S = "passed", "skipped"
@@ -53,7 +55,13 @@ CAUSES = {
     "java": ("result", None, ["CS-X"], "expected 11, got 12"),
     "stop": ("error-raised", None, ["CS-X"], "raised OperationFailure, code 13"),
     "D": ("result", None, ["CS-X"], "expected 14, got 15"),
+    "ev": ("event", None, ["CS-X"], "expectEvents[0][0].command.resumeAfter: expected a token, got <missing>"),
+    "opt": ("error-raised", None, ["CS-X"], "raised InvalidOperation: operationTime missing"),
+    "early": ("event", None, ["CS-X"], "expectEvents[0][0]: expected insert, got update"),
+    "late": ("event", None, ["CS-X"], "expectEvents[0][2]: expected delete, got drop"),
 }
+#: Clauses after which a test stops: the records name later checks in ``not_reached``.
+STOPPING = ("error-raised", "error-not-raised", "no-change")
 #: Tests whose records were written before causes: the failure message is the cause.
 WITHOUT_CAUSES = {DRIFT_T}
 
@@ -86,6 +94,10 @@ def plan() -> dict[str, dict[tuple[str, str], list]]:
         PASSING_T: each(lambda d, t: [P]),
     }
     tests[STOPPED_T].update({(d, MJS): [("D",)] for d in (PY, NODE, JAVA)})
+    tests[OPTIME_T] = each(lambda d, t: [S] if t == DAEMON else [P])
+    tests[OPTIME_T].update({(PY, EMB): [("ev",)], (PY, MJS): [("opt",)]})
+    tests[EVENTS_T] = each(lambda d, t: [S] if t == DAEMON else [("late",)] if t == MJS else [P])
+    tests[EVENTS_T][(PY, EMB)] = [("early",)]
     tests[PASSING_T][(LONE, EMB)] = [P]
     return tests
 
@@ -111,6 +123,13 @@ EXPECTED = {  # (driver, target, test, cause tag) -> where the cause lies
     # pymongo's error stopped the test on the embedded target: no evidence that D is absent there
     (PY, EMB, STOPPED_T, "stop"): "pair",
     **{(d, MJS, STOPPED_T, "D"): "undecided" for d in (PY, NODE, JAVA)},
+    # pymongo's event difference on the embedded target ran every operation: it shows MJS's error absent there;
+    # its error on MJS stopped the test before the events: no evidence for the event's cause there
+    (PY, MJS, OPTIME_T, "opt"): "pair",
+    (PY, EMB, OPTIME_T, "ev"): "undecided",
+    # an event difference ends its list: pymongo's early one on the embedded target may hide the late one
+    **{(d, MJS, EVENTS_T, "late"): "undecided" for d in (PY, NODE, JAVA)},
+    (PY, EMB, EVENTS_T, "early"): "undecided",
 }
 
 
@@ -165,7 +184,7 @@ def planted_records() -> list[dict]:
                 if known:
                     rec["expectation"]["kind"] = "known-failure"
                 rec["causes"] = causes
-                stopped = any(c["clause"] == "error-raised" for c in causes)
+                stopped = any(c["clause"] in STOPPING for c in causes)
                 rec["not_reached"] = ["expectEvents[0]"] if stopped else []
                 if test_id in WITHOUT_CAUSES:
                     del rec["causes"], rec["not_reached"]
@@ -313,6 +332,19 @@ def test_a_failure_that_stopped_its_test_is_no_evidence_for_a_later_cause(rows):
     # while the failures on MJS reached every check, so they are clear of pymongo's error: the pair
     stop = rows[(PY, EMB, STOPPED_T, "stop")]
     assert f"clear with {PY} on {MJS}" in stop["evidence"]
+
+
+def test_a_failure_that_ran_every_operation_is_evidence_except_for_a_list_it_cut_short(rows):
+    opt = rows[(PY, MJS, OPTIME_T, "opt")]
+    assert f"clear with {PY} on {EMB}" in opt["evidence"]  # failed there on an event: every operation ran
+    assert rows[(PY, EMB, OPTIME_T, "ev")]["reason"] == "this driver decided it on no other target"
+    late = rows[(PY, MJS, EVENTS_T, "late")]
+    assert f"{PY} on {EMB}" not in " ".join(late["evidence"])  # its early event difference ended the list
+    assert late["reason"] == (
+        f"every driver on this target shows it, but it is clear on no other target with {PY}; "
+        "this driver decided it on no other target"
+    )
+    assert rows[(PY, EMB, EVENTS_T, "early")]["reason"] == "this driver decided it on no other target"
 
 
 def test_a_record_without_causes_is_blamed_by_its_message(rows):

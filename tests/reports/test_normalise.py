@@ -119,3 +119,22 @@ def test_message_patterns_forget_numbers_ids_ports_and_quoted_values(spark):
 def test_passing_verdicts_have_no_error_code_or_pattern(spark):
     row = one(spark, record(outcome="passed", message="code 11 would not count"))
     assert row["error_code"] is None and row["message_pattern"] is None
+
+
+def test_a_failing_records_causes_are_kept_as_json_text_with_its_expectation_reason(spark):
+    import json
+
+    rec = record("unified/cs::t", "failed", "boom", expected=True)
+    cause = {"clause": "result", "step": "operations[1]", "path": "operations[1].expectResult.x", "fact": "1 != 2"}
+    rec["causes"] = [{**cause, "expected": "1", "actual": "2", "error": None, "rules": ["CS-A"], "known": "t.yml#a"}]
+    rec["not_reached"] = ["operations[2] (insertOne on collection0)", "expectEvents[0]"]
+    rec["expectation"].update(kind="known-failure", reason="t.yml#a: because")
+    row = one(spark, rec)
+    # the fields the report judges and groups by (schema.CAUSE), in the record's order
+    assert json.loads(row["causes"]) == [{**cause, "rules": ["CS-A"], "known": "t.yml#a"}]
+    assert (row["expectation_reason"], row["not_reached"]) == ("t.yml#a: because", 2)
+    passed = one(spark, record())
+    assert (passed["causes"], passed["not_reached"]) == (None, 0)  # a pass has none, and reached everything
+    before = record("unified/cs::t", "failed", "boom")
+    del before["causes"], before["not_reached"]  # a record written before causes
+    assert (one(spark, before)["causes"], one(spark, before)["not_reached"]) == (None, None)

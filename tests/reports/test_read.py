@@ -116,6 +116,7 @@ def test_junit_harness_records_normalise_exactly_like_json_lines(spark, tmp_path
         ),
         record("unified/change-streams::B", "passed", run_id="rj"),
     ]
+    records[0]["causes"] = [{"clause": "error-raised", "step": "s", "path": "", "fact": "boom", "rules": ["CS-A"]}]
     (tmp_path / "junit.xml").write_text(junit_xml(records))
     write_jsonl(tmp_path / "same.jsonl", records)
     verdicts = load_inputs(spark, [str(tmp_path / "junit.xml")]).verdicts
@@ -125,6 +126,7 @@ def test_junit_harness_records_normalise_exactly_like_json_lines(spark, tmp_path
         expected = dict(row.asDict(), source="junit")
         assert harness_rows[row["test_id"]] == expected
     assert harness_rows["unified/change-streams::A"]["outcome"] == "failed"  # an xfail is still a failed verdict
+    assert '"fact":"boom"' in harness_rows["unified/change-streams::A"]["causes"]
 
 
 def test_junit_testcases_without_a_record_are_pytest_rows_with_unknown_versions(spark, tmp_path):
@@ -149,6 +151,7 @@ def test_junit_testcases_without_a_record_are_pytest_rows_with_unknown_versions(
     assert (bad["driver_version"], bad["target_version"]) == ("unknown", "unknown")
     assert bad["run_id"] == "junit-20260105T110000Z-ci-7" and bad["started_at"].hour == 11
     assert rows["test_xfail"]["expected"] is True
+    assert {(r["causes"], r["expectation_reason"], r["not_reached"]) for r in rows.values()} == {(None, None, None)}
 
 
 def test_malformed_xml_and_bad_properties_are_named(spark, tmp_path):
@@ -176,3 +179,24 @@ def test_the_jobs_own_parquet_reads_back_unchanged(spark, tmp_path):
     again = load_inputs(spark, [str(tmp_path / "history")]).verdicts
     assert sorted(map(tuple, again.collect())) == sorted(map(tuple, verdicts.collect()))
     assert json.loads(json.dumps(again.schema.jsonValue())) == verdicts.schema.jsonValue()
+
+
+def test_a_history_written_before_causes_reads_with_none_and_takes_new_verdicts(spark, tmp_path):
+    """``--append-to`` a history whose Parquet has no causes columns: its verdicts read with null causes (judged by
+    outcome), and a night with causes is appended beside them."""
+    from reports.discover import VERDICTS_MARKER
+    from reports.history import append_verdicts
+    from reports.job import load_inputs
+
+    write_jsonl(tmp_path / "old.jsonl", [record("legacy/x::y", "failed", "boom", run_id="old")])
+    old = load_inputs(spark, [str(tmp_path / "old.jsonl")]).verdicts
+    target = tmp_path / "history" / "verdicts"
+    old.drop("causes", "expectation_reason", "not_reached").write.parquet(str(target))
+    (target / VERDICTS_MARKER).write_text("a history from before causes\n")
+    night = record("legacy/x::y", "failed", "boom", run_id="new")
+    night["causes"] = [{"clause": "check", "step": "s", "path": "", "fact": "boom", "rules": [], "known": None}]
+    write_jsonl(tmp_path / "new.jsonl", [night])
+    new = load_inputs(spark, [str(tmp_path / "new.jsonl")]).verdicts
+    added, history = append_verdicts(spark, new, tmp_path / "history")
+    rows = {r["run_id"]: r for r in history.collect()}
+    assert added == 1 and rows["old"]["causes"] is None and '"clause":"check"' in rows["new"]["causes"]

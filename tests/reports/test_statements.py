@@ -377,3 +377,77 @@ def test_with_causes_a_harness_error_beside_a_pass_leaves_the_rule_met_but_incom
     ]
     rule = _by_id(_statement(rows))["CS-A"]
     assert rule["verdict"] == MET and rule["complete"] is False
+
+
+CAUSED = [
+    TestRow(A1, "failed", "m", causes=(_cause("result", ["CS-A"], "expected 1, got 2"),)),
+    TestRow(A2, "passed", causes=()),
+    TestRow(A3, "passed", causes=()),
+    TestRow(B1, "error", "set-up: boom", causes=(_cause("set-up", ["CS-B"], "set-up: boom"),)),
+    TestRow(C1, "failed", "m", "r", "known-failure", (_cause("error-raised", ["CS-D"], "no opTime", "t.yml#x"),)),
+]
+
+
+def _as_cell_tests(rows):
+    """``rows`` as the report's cell_tests table has them: the latest failure's causes as JSON text."""
+    status = {"passed": "pass", "failed": "fail", "error": "fail", "skipped": "skip"}
+    return [
+        {
+            "cell": "x",
+            "test_id": row.test_id,
+            "status": status[row.outcome],
+            "failed": int(row.outcome == "failed"),
+            "error": int(row.outcome == "error"),
+            "message": row.message if row.outcome in ("failed", "error") else None,
+            "causes": json.dumps(list(row.causes)) if row.causes else None,
+            "known_deviation": row.deviation_reason,
+        }
+        for row in rows
+    ]
+
+
+def test_rows_from_cell_tests_with_causes_judge_each_rule_as_the_records_do():
+    rows = {row.test_id: row for row in rows_from_cell_tests(_as_cell_tests(CAUSED), "x")}
+    assert rows[A1].causes == CAUSED[0].causes and rows[A2].causes == ()
+    assert (rows[C1].deviation_reason, rows[C1].outcome, rows[B1].outcome) == ("r", "failed", "error")
+    from_table, from_records = _statement(list(rows.values())), _statement(CAUSED)
+    for table_rule, record_rule in zip(from_table["rules"], from_records["rules"], strict=True):
+        assert table_rule == record_rule, record_rule["id"]
+    assert from_table["deviations"] == from_records["deviations"]
+
+
+def test_a_table_without_causes_is_read_by_outcome():
+    old = [{k: v for k, v in row.items() if k not in ("causes", "known_deviation")} for row in _as_cell_tests(CAUSED)]
+    rows = {row.test_id: row for row in rows_from_cell_tests(old, "x")}
+    assert rows[A1].causes is None and rows[A2].causes is None
+    rules = _by_id(_statement(list(rows.values())))
+    assert rules["CS-B"]["verdict"] == NOT_MET  # by outcome: an error fails the rule; by cause it is not judged
+    # a failing verdict recorded before causes, in a table that has the column: read by its outcome too
+    mixed = _as_cell_tests(CAUSED)
+    mixed[0]["causes"] = None
+    assert rows_from_cell_tests(mixed, "x")[0].causes is None
+
+
+def test_with_causes_an_unexpected_failure_gets_no_entry_reason_from_its_test_id():
+    """An entry limited to a test explains causes; a failure none of whose causes it explained is not its."""
+    rows = [TestRow(C1, "failed", "m", None, "unexpected-failure", (_cause("result", ["SRV-C"], "other"),))]
+    [failed] = _by_id(_statement(rows))["SRV-C"]["tests"]["failed"]
+    assert failed["known_deviation"] is None
+    assert _by_id(_statement([TestRow(C1, "failed", "m")]))["SRV-C"]["tests"]["failed"][0]["known_deviation"] == (
+        "server bug"
+    )
+
+
+def test_the_page_shows_each_failing_rules_causes():
+    page = render_html(_statement(CAUSED)).replace("&#x27;", "'")
+    not_met = page[page.index('<section id="not-met">') :]
+    not_met = not_met[: not_met.index("</section>")]
+    assert "result at operations[0]: expected 1, got 2 [unexplained]" in not_met
+    # CS-D has no test of its own here: the cause an entry gives it in SRV-C's test is listed, with the entry
+    assert "error-raised at operations[0]: no opTime [known: t.yml#x]" in not_met
+    assert "a cause of another rule's test" in not_met
+    not_judged = page[page.index('<section id="not-judged">') :]
+    not_judged = not_judged[: not_judged.index("</section>")]
+    assert f"{B1} (error)" in not_judged and "set-up: boom" in not_judged
+    # a row read by its outcome says it has no causes rather than showing none
+    assert "(no causes recorded: judged by the outcome)" in render_html(_statement(PASSING))

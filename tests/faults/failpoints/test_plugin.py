@@ -13,11 +13,13 @@ from faults.wire.presented_topology import FAILPOINTS_BY_PRESENTATION, Presented
 from harness.targets.target_base import TargetBase
 
 
-def _target(**attributes: object) -> SimpleNamespace:
-    return SimpleNamespace(admin=object(), uri="mongodb://127.0.0.1:1/", **attributes)
+def _target(admin_failpoints: str = "native") -> SimpleNamespace:
+    """What the plug-in reads of a target: its admin client, its URI, and how its admin's fail points are applied
+    (declared on the port: ``harness.core.ports.Target.admin_failpoints``)."""
+    return SimpleNamespace(admin=object(), uri="mongodb://127.0.0.1:1/", admin_failpoints=admin_failpoints)
 
 
-def test_a_target_that_says_nothing_has_native_fail_points():
+def test_a_target_of_the_base_class_has_native_fail_points():
     assert plugin.native(_target()).backend.name == "native"
     assert TargetBase("t").admin_failpoints == "native"
 

@@ -101,7 +101,8 @@ def test_every_rule_checked_and_proven_exits_0_and_lists_each_rule(files, capsys
     should = next(i for i, line in enumerate(lines) if line.startswith("== driver-side SHOULD"))
     assert must < should
     assert lines[must + 1].startswith("ok  CS-API-OPEN") and PROSE_4 in lines[must + 2]
-    assert lines[must + 3] == "      compares: not said" and lines[must + 4] == "      broken by: never opens"
+    assert lines[must + 3] == "      can report: error-raised, check"  # a prose check: its assertions, its errors
+    assert lines[must + 4] == "      compares: not said" and lines[must + 5] == "      broken by: never opens"
     assert "ok  CS-API-LOG" in out and "broken by: silent" in out
     assert "n/a CS-API-DOC" in out and "not checkable: documentation" in out
     assert "widgets.md: 3 sentences in scope, 3 named by rules, 0 informative, 0 unaccounted" in out

@@ -47,7 +47,7 @@ allowances:
     assert status == 0, err
     lines = out.splitlines()
     at = next(i for i, line in enumerate(lines) if line.startswith("ok  CS-API-OPEN"))
-    assert lines[at + 4] == "      allowed: opens late"
+    assert lines[at + 5] == "      allowed: opens late"
     assert "allowances: 1 (rules whose checks accept them: 1; rules with a check that rejects one: 0;" in out
     assert "rules with room and no allowance: 0" in out
     status, out, _ = _coverage(capsys, "--spec-text", str(spec), "--specs", str(files / "specs"), "--format", "json")

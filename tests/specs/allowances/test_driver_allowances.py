@@ -20,26 +20,9 @@ from pymongo.synchronous.command_cursor import CommandCursor
 
 from harness.engine.run import HarnessRun
 from tests.specs.allowances.support import Observed, Variation, assert_checks_accept, open_run
+from tests.specs.scenarios.test_driver_upstream import KNOWN_OPERATION_TYPES
 
 ChangeStream = sync_change_stream.ChangeStream
-#: The operationType values the spec's Response Format lists today: any other is unknown to a driver written now.
-KNOWN_OPERATION_TYPES = {
-    "insert",
-    "update",
-    "replace",
-    "delete",
-    "invalidate",
-    "drop",
-    "dropDatabase",
-    "rename",
-    "createIndexes",
-    "dropIndexes",
-    "modify",
-    "create",
-    "shardCollection",
-    "refineCollectionShardKey",
-    "reshardCollection",
-}
 
 
 @pytest.fixture(scope="module")

@@ -111,7 +111,7 @@ def test_each_scenario_passes_on_pymongo_unless_pymongo_is_known_to_break_its_ru
     from harness.engine.run import expectations_for
 
     verdict = embedded_run.verdict(test)
-    known = expectations_for("auto", "secantusdb", "pymongo").classify(test.test_id, verdict.outcome)
+    known = expectations_for("auto", "secantusdb", "pymongo").classify(test.test_id, verdict.outcome, verdict.causes)
     old_server = verdict.outcome == "skipped" and "supports no server below wire version" in verdict.message
     assert known.expected or old_server, f"{test.description}: {verdict.outcome}: {verdict.message} ({known.kind})"
     assert verdict.outcome != "skipped" or old_server, verdict.message
