@@ -230,6 +230,7 @@ def _positive(text: str) -> int:
 
 
 def command_run(args: argparse.Namespace) -> int:
+    from harness.app.stopping import RunInterrupted
     from harness.formats.pins import PinFileError
 
     compose.warn_plugin_problems()
@@ -269,20 +270,37 @@ def command_run(args: argparse.Namespace) -> int:
     except (TargetUnavailable, ExpectationsError) as exc:
         print(f"harness: {exc}", file=sys.stderr)
         return 2
+    except RunInterrupted as stop:  # before the first test or after the last (starting or stopping the target)
+        print(f"harness: {stop}", file=sys.stderr)
+        return stop.exit_status
 
 
 def _run_sequentially(tests: list, options: Any, quiet: bool) -> int:
+    """One test after another; a stop signal ends the run cleanly (:mod:`harness.app.stopping`): the test in
+    flight is torn down and recorded as an ``error`` naming the signal, the summary says so, and the run's clean-up
+    (every fail point off, the target stopped) runs before the exit status 128 + the signal's number."""
     from harness.app.durations import Durations
+    from harness.app.stopping import RunInterrupted, stopping_on_signals
 
     durations = Durations.load()
-    with compose.new_run(options) as run:
+    with stopping_on_signals(), compose.new_run(options) as run:
         reporter = ConsoleReporter(total=len(tests), quiet=quiet, notes=options.notes)
         reporter.start(run)
-        for test in tests:
-            reporter.begin(test.test_id)
-            result = run.run_test(test)
-            durations.note(result.test_id, result.duration_s)
-            reporter.report(result)
+        try:
+            for test in tests:
+                reporter.begin(test.test_id)
+                try:
+                    result = run.run_test(test)
+                except RunInterrupted as stop:
+                    cut_short = run.record_interrupted(test, str(stop))
+                    if cut_short is not None:
+                        reporter.report(cut_short)
+                    raise
+                durations.note(result.test_id, result.duration_s)
+                reporter.report(result)
+        except RunInterrupted as stop:
+            reporter.finish(interrupted=str(stop))
+            return stop.exit_status
         durations.save()
         return reporter.finish()
 

@@ -157,7 +157,8 @@ class ConsoleReporter:
         for result in not_followed:
             self._print(f"  SHOULD not followed: {result.test_id} ({result.classification.reason})")
 
-    def finish(self) -> int:
+    def finish(self, interrupted: str = "") -> int:
+        """The summary; ``interrupted`` (``interrupted by SIGTERM``) says the run was stopped before its end."""
         self._stop.set()
         if self._ticker is not None:
             self._ticker.join(2)
@@ -175,6 +176,8 @@ class ConsoleReporter:
         unexpected = [r for r in self.results if not r.classification.expected]
         known = sum(1 for r in self.results if r.classification.known)
         self._print()
+        if interrupted:
+            self._print(f"{interrupted}: {self.total - len(self.results)} of {self.total} test(s) not run")
         self._print(
             f"{len(self.results)} tests: {totals[PASSED]} passed, {totals[FAILED]} failed, "
             f"{totals[ERROR]} errors, {totals[SKIPPED]} skipped; {known} known deviation(s), "

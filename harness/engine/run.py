@@ -137,6 +137,8 @@ class HarnessRun:
 
     def __init__(self, options: RunOptions, plugins: Registry | None = None) -> None:
         self.options = options
+        #: The id of the last test whose record was written.
+        self.last_recorded: str | None = None
         self.plugins = plugins or load_plugins()
         self.run_id = options.run_id or new_run_id()
         self.target: Target = self.plugins.make_target(options.target)
@@ -309,6 +311,18 @@ class HarnessRun:
             started_at,
             time.perf_counter() - start,
         )
+        self.store.append(result.record)
+        self.last_recorded = test.test_id  # a stop signal after this line must not record the test again
+        return result
+
+    def record_interrupted(self, test: SpecTest | Check, reason: str) -> TestResult | None:
+        """The record of a test a stop signal cut short (its teardown already ran): an ``error`` saying why; None
+        when the signal came after the test's own record was written (nothing is recorded twice)."""
+        assert self.provenance is not None
+        if self.last_recorded == test.test_id:
+            return None
+        verdict = Verdict(ERROR, f"{reason}; the test did not finish")
+        result = result_of(test, verdict, self.provenance, self.expectations, self.options.rules, utc_now(), 0.0)
         self.store.append(result.record)
         return result
 

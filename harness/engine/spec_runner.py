@@ -222,12 +222,11 @@ class SpecRunner:
         """The legacy format's test-level ``result.error``."""
         test = context.test
         if error is None:
-            raise TestFailure(
-                f"result.error: expected an error matching {show(test.expect_error)}, but no operation raised one",
-                causes=[
-                    cause_of.Cause(cause_of.ERROR_NOT_RAISED, step="result.error", expected=show(test.expect_error))
-                ],
+            message = f"result.error: expected an error matching {show(test.expect_error)}, but no operation raised one"
+            cause = cause_of.Cause(
+                cause_of.ERROR_NOT_RAISED, step="result.error", expected=show(test.expect_error), fact=message
             )
+            raise TestFailure(message, causes=[cause])
         found = comparator.match_error(test.expect_error, error, "result.error", context.matching)
         if found:
             raise TestFailure(
