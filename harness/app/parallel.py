@@ -25,8 +25,12 @@ under test are CPU-bound Python, and a process each uses every core.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import signal
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from multiprocessing.connection import wait
@@ -36,6 +40,7 @@ from typing import Any
 from harness.app.compose import plugins as compose_plugins
 from harness.app.durations import Durations
 from harness.app.reporting import ConsoleReporter
+from harness.app.stopping import RunInterrupted, stopping_on_signals
 from harness.core.causes import from_record
 from harness.core.credentials import redact_text
 from harness.core.expectations import Classification, Expectations
@@ -86,6 +91,10 @@ def worker_targets(plugins: Any, target: str, jobs: int, extra: list[str], warn:
     return deployments[:jobs]
 
 
+#: After a stop signal, how long the workers get to tear their tests down and send their last records.
+DRAIN_S = 30.0
+
+
 def run_parallel(
     tests: list[Any],
     options: RunOptions,
@@ -129,7 +138,32 @@ def run_parallel(
         worker.current = pending.pop(0) if pending else None
         _send(worker, ("run", worker.current) if worker.current is not None else ("stop",))
 
-    try:
+    def relay_and_drain(stop: RunInterrupted) -> int:
+        """A stop signal: each worker is told (it tears its test down, sends that test's record and ends); their
+        last records are written, for a bounded time; then the summary, and 128 + the signal's number."""
+        for worker in workers:
+            if worker.alive and worker.process.pid is not None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(worker.process.pid, signal.SIGTERM)
+        deadline = time.monotonic() + DRAIN_S
+        while any(w.alive for w in workers) and time.monotonic() < deadline:
+            live = {w.connection: w for w in workers if w.alive}
+            for connection in wait(list(live), timeout=max(0.0, deadline - time.monotonic())):
+                worker = live[connection]
+                try:
+                    kind, *payload = connection.recv()
+                except (EOFError, OSError):
+                    worker.alive = False
+                    continue
+                if kind == "result":
+                    result = _result(payload[0], tests)
+                    store.append(result.record)
+                    reporter.report(result)
+        reporter.finish(interrupted=str(stop))
+        return stop.exit_status
+
+    def serve_tests() -> int:
+        nonlocal view, restarts, done
         child_processes.ensure_lifeline()  # before the first fork: the workers must not inherit a half-made one
         if context.get_start_method() == "fork":
             for target in dict.fromkeys(targets):
@@ -188,6 +222,13 @@ def run_parallel(
                     dispatch(worker)
         durations.save()
         return reporter.finish()
+
+    try:
+        with stopping_on_signals():
+            try:
+                return serve_tests()
+            except RunInterrupted as stop:
+                return relay_and_drain(stop)
     finally:
         store.close()
         for worker in workers:

@@ -38,13 +38,16 @@ class RunInterrupted(BaseException):
 
 
 @contextlib.contextmanager
-def stopping_on_signals() -> Iterator[None]:
-    """Within the block, a stop signal raises :class:`RunInterrupted`; the second one exits at once."""
+def stopping_on_signals(second_exits: bool = True) -> Iterator[None]:
+    """Within the block, a stop signal raises :class:`RunInterrupted`; the second one exits at once, or, with
+    ``second_exits`` false (a ``-j`` worker, which its parent stops and, if asked twice, kills), is ignored."""
     received: list[int] = []
 
     def handler(signum: int, frame: FrameType | None) -> None:
         if received:
-            os._exit(128 + signum)  # the clean-up itself is stuck: stop now, as asked twice
+            if second_exits:
+                os._exit(128 + signum)  # the clean-up itself is stuck: stop now, as asked twice
+            return
         received.append(signum)
         raise RunInterrupted(signum)
 

@@ -29,13 +29,27 @@ from typing import Any
 
 
 def serve(connection: Any, options: Any, tests: list[Any] | None, collect: Callable[[], list[Any]] | None) -> int:
-    """Run tests by index on a run of ``options`` (a :class:`~harness.engine.run.RunOptions`) until told to stop."""
-    from harness.app import compose
-    from harness.core.expectations import ExpectationsError
-    from harness.core.ports import TargetUnavailable
+    """Run tests by index on a run of ``options`` (a :class:`~harness.engine.run.RunOptions`) until told to stop;
+    a stop signal (the parent relays it) tears the test in flight down, sends its record and ends the worker."""
+    from harness.app.stopping import RunInterrupted, stopping_on_signals
     from harness.engine import child_processes
 
     child_processes.die_with_parent()
+    with stopping_on_signals(second_exits=False):
+        try:
+            return _serve_runs(connection, options, tests, collect)
+        except RunInterrupted as stop:  # the run's own teardown has turned its fail points off
+            return stop.exit_status
+
+
+def _serve_runs(
+    connection: Any, options: Any, tests: list[Any] | None, collect: Callable[[], list[Any]] | None
+) -> int:
+    """:func:`serve`'s runs, one after another while targets are lost and replaced."""
+    from harness.app import compose
+    from harness.core.expectations import ExpectationsError
+    from harness.core.ports import TargetUnavailable
+
     lost: str | None = None
     try:
         if tests is None:
@@ -69,7 +83,7 @@ def _run_tests(connection: Any, run: Any, tests: list[Any], waiting: int | None)
     """Serve ``run`` until told to stop (why None) or until its target is lost: ``(why, index, ran)``, where
     ``index`` is a test asked for and not yet run (None when the loss showed after a test) and ``ran`` says
     whether this run ran any test (a target lost before its first test each time is not restarted forever)."""
-    from harness.core.records import record_line
+    from harness.app.stopping import RunInterrupted
 
     ran = False
     while True:
@@ -83,22 +97,30 @@ def _run_tests(connection: Any, run: Any, tests: list[Any], waiting: int | None)
             return lost, waiting, ran
         index, waiting, ran = waiting, None, True
         connection.send(("started", index))
-        result = run.run_test(tests[index])
-        connection.send(
-            (
-                "result",
-                {
-                    "index": index,
-                    "test_id": result.test_id,
-                    "file": result.file,
-                    "outcome": result.outcome,
-                    "message": result.message,
-                    "duration_s": result.duration_s,
-                    "classification": result.classification.as_record(),
-                    "record": record_line(result.record),
-                },
-            )
-        )
+        try:
+            result = run.run_test(tests[index])
+        except RunInterrupted as stop:  # the test was torn down; its record says why, then the worker stops
+            cut_short = run.record_interrupted(tests[index], str(stop))
+            if cut_short is not None:
+                connection.send(("result", _payload(index, cut_short)))
+            raise
+        connection.send(("result", _payload(index, result)))
         lost = run.target_lost()
         if lost is not None:
             return lost, None, ran
+
+
+def _payload(index: int, result: Any) -> dict[str, Any]:
+    """A result as it travels to the parent (which writes the one results file)."""
+    from harness.core.records import record_line
+
+    return {
+        "index": index,
+        "test_id": result.test_id,
+        "file": result.file,
+        "outcome": result.outcome,
+        "message": result.message,
+        "duration_s": result.duration_s,
+        "classification": result.classification.as_record(),
+        "record": record_line(result.record),
+    }

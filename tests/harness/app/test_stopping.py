@@ -44,22 +44,35 @@ tests:
 """
 
 
-@pytest.fixture(scope="module")
-def deployment():
-    """A SecantusDB daemon the harness does not start (the user's deployment, as far as the run knows)."""
+def _daemon():
     daemon = SecantusDaemon(test_commands=True)
     daemon.start()
+    return daemon
+
+
+@pytest.fixture(scope="module")
+def deployments():
+    """Two SecantusDB daemons the harness does not start (the user's deployments, as far as the run knows)."""
+    started = [_daemon(), _daemon()]
     try:
-        yield daemon
+        yield started
     finally:
-        daemon.stop()
+        for daemon in started:
+            daemon.stop()
 
 
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
-def test_a_stop_signal_turns_the_fail_point_off_and_records_the_test_in_flight(deployment, tmp_path, signum):
+@pytest.mark.parametrize(
+    "signum, jobs",
+    [(signal.SIGTERM, 1), (signal.SIGHUP, 1), (signal.SIGINT, 1), (signal.SIGTERM, 2)],
+    ids=["SIGTERM", "SIGHUP", "SIGINT", "SIGTERM -j 2"],
+)
+def test_a_stop_signal_turns_the_fail_point_off_and_records_the_test_in_flight(deployments, tmp_path, signum, jobs):
     spec, results = tmp_path / "stopping.yml", tmp_path / "r.jsonl"
     spec.write_text(SPEC)
-    argv = ["run", "--specs", str(spec), "--target", f"uri={deployment.uri}", "--results", str(results)]
+    first, second = (f"uri={d.uri}" for d in deployments)
+    argv = ["run", "--specs", str(spec), "--target", first, "--results", str(results)]
+    if jobs > 1:  # a deployment the harness did not start gets one worker unless more are listed
+        argv += ["-j", str(jobs), "--worker-target", second]
     process = subprocess.Popen(
         [sys.executable, "-m", "harness.app.cli", *argv],
         cwd=tmp_path,
@@ -68,19 +81,25 @@ def test_a_stop_signal_turns_the_fail_point_off_and_records_the_test_in_flight(d
         stderr=subprocess.PIPE,
         text=True,
     )
-    with MongoClient(deployment.uri, serverSelectionTimeoutMS=5000) as client:
-        collection = client["stopping-selftest"]["probe"]
+    clients = [MongoClient(d.uri, serverSelectionTimeoutMS=5000) for d in deployments[:jobs]]
+    try:
+        probes = [client["stopping-selftest"]["probe"] for client in clients]
         deadline = time.monotonic() + 60
-        while not _armed(collection):  # the test in flight has armed its fail point
+        while not any(_armed(probe) for probe in probes):  # the test in flight has armed its fail point
             assert process.poll() is None and time.monotonic() < deadline, process.communicate()
             time.sleep(0.2)
         process.send_signal(signum)
-        out, err = process.communicate(timeout=60)
+        out, err = process.communicate(timeout=90)
         assert process.returncode == 128 + signum, out + err
         assert "Traceback" not in err, err
         name = signal.Signals(signum).name
         assert f"interrupted by {name}: 0 of 2 test(s) not run" in out
-        collection.insert_one({"after": True})  # the fail point is off: inserts work again
+        assert jobs == 1 or "in 2 workers" in out, out
+        for probe in probes:
+            probe.insert_one({"after": True})  # the fail point is off: inserts work again
+    finally:
+        for client in clients:
+            client.close()
     records = {r["test"]: r for r in map(json.loads, results.read_text().splitlines())}
     assert records["a finished test"]["outcome"] == "passed"
     cut = records["a test in flight with a fail point armed"]
