@@ -42,9 +42,7 @@ def serve(connection: Any, options: Any, tests: list[Any] | None, collect: Calla
             return stop.exit_status
 
 
-def _serve_runs(
-    connection: Any, options: Any, tests: list[Any] | None, collect: Callable[[], list[Any]] | None
-) -> int:
+def _serve_runs(connection: Any, options: Any, tests: list[Any] | None, collect: Callable[[], list[Any]] | None) -> int:
     """:func:`serve`'s runs, one after another while targets are lost and replaced."""
     from harness.app import compose
     from harness.core.expectations import ExpectationsError

@@ -74,7 +74,8 @@ def plan() -> dict[str, dict[tuple[str, str], list]]:
         return {(d, t): outcome_of(d, t) for d, t in grid}
 
     def split(d, t):
-        tags = (("N",) if d == NODE else ()) + (("M",) if t == DAEMON else ())
+        daemon = ("M", "M") if d == JAVA else ("M",)  # java breaks the daemon's fault at two steps: one verdict
+        tags = (("N",) if d == NODE else ()) + (daemon if t == DAEMON else ())
         return [tags or P]
 
     tests = {
@@ -319,6 +320,7 @@ def test_two_causes_in_one_cell_are_blamed_apart(rows):
     assert f"clear with {PY} on {DAEMON}" in node_daemon["N"]["evidence"]  # PY failed there, on M only
     assert f"clear with {NODE} on {EMB}" in node_daemon["M"]["evidence"]  # node failed there, on N only
     assert node_daemon["N"]["test_status"] == node_daemon["M"]["test_status"] == "fail"
+    assert (rows[(JAVA, DAEMON, SPLIT_T, "M")]["seen"], rows[(JAVA, DAEMON, SPLIT_T, "M")]["failures"]) == (1, 1)
 
 
 def test_a_failure_that_stopped_its_test_is_no_evidence_for_a_later_cause(rows):
