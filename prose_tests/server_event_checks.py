@@ -227,12 +227,40 @@ def malformed_tokens_refused(context: ServerCheckContext) -> None:
         )
 
 
+# -- an error a driver tells apart by its code -----------------------------------------------------------------------
+
+#: NamespaceNotFound: what a server that refuses to drop a missing collection answers (mongod before 7.0).
+NAMESPACE_NOT_FOUND = 26
+
+
+def missing_collection_drop(context: ServerCheckContext) -> None:
+    """``drop`` of a collection that does not exist either succeeds (mongod 7.0 on, SecantusDB) or is refused with
+    NamespaceNotFound (26, mongod before 7.0): drivers and test runners pass over that refusal by its code, so an
+    error without it (or with another) stops every test whose set-up drops a collection first."""
+    missing = f"{context.check.collection}_never_created"
+    context.current = f"drop {missing} (a collection that does not exist)"
+    try:
+        context.database.command({"drop": missing})
+    except OperationFailure as refusal:
+        code = refusal.code
+        context.details["missing_drop_refusal"] = {"code": code, "errmsg": str((refusal.details or {}).get("errmsg"))}
+        if code != NAMESPACE_NOT_FOUND:
+            raise TestFailure(
+                "SRV-ERROR-CODES: dropping a collection that does not exist must succeed or be refused with "
+                f"NamespaceNotFound ({NAMESPACE_NOT_FOUND}); the server refused it "
+                + ("without an error code" if code is None else f"with code {code}")
+                + f": {show((refusal.details or {}).get('errmsg'))}"
+            ) from refusal
+
+
 __all__ = [
     "MALFORMED_TOKENS",
+    "NAMESPACE_NOT_FOUND",
     "applied",
     "drop_invalidates",
     "empty_get_more_waits",
     "malformed_tokens_refused",
+    "missing_collection_drop",
     "replace_problems",
     "replace_reported",
 ]

@@ -105,7 +105,7 @@ def report_to_pytest(result: Any, node: pytest.Item | None = None) -> None:
     if node is not None:
         node.user_properties.append((RESULT_PROPERTY, record_line(result.record)))
         node.config.stash.setdefault(_PRODUCED_KEY, []).append(
-            (result.test_id, result.file, result.outcome, result.classification.entries)
+            (result.test_id, result.file, result.outcome, result.classification.entries, result.record)
         )
     kind = result.classification.kind
     if result.classification.expected:
@@ -222,8 +222,8 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     closing = notes.said_by_the_run() + notes.close(
         run.expectations,
         [(test_id, file) for test_id, file, *_ in produced],
-        {ref for *_, entries in produced for ref in entries},
-        {test_id for test_id, _, outcome, _ in produced if outcome == SKIPPED},
+        {ref for *_, entries, _ in produced for ref in entries},
+        {test_id for test_id, _, outcome, _, record in produced if outcome == SKIPPED or record.get("not_reached")},
     )
     failing = notes.failures()
     say = getattr(

@@ -197,7 +197,7 @@ class ConsoleReporter:
             self.expectations,
             [(r.test_id, r.file) for r in self.results],
             {ref for r in self.results for ref in r.classification.entries},
-            {r.test_id for r in self.results if r.outcome == SKIPPED},
+            {r.test_id for r in self.results if r.outcome == SKIPPED or r.record.get("not_reached")},
         )
         failing = self.notes.failures()
         for note in closing:

@@ -25,7 +25,7 @@ NOTE_KINDS: dict[str, bool] = {
     "pinned-test-missing": True,
     #: an entry for a test the run did not select (-k), or for a pinned file it did not load (another --specs)
     "expectation-not-selected": False,
-    #: an entry whose tests all ran here as skips (this target cannot exercise the deviation)
+    #: an entry whose tests all ran here as skips or were cut short before every check (not exercised)
     "expectation-not-exercised": False,
     #: a spec file no pin knows, by content or by path (a newer corpus): run, its test count unchecked
     "unpinned": False,
@@ -84,7 +84,9 @@ class RunNotes:
         skipped: set[str] | frozenset[str] = frozenset(),
     ) -> list[Note]:
         """Add the end-of-run notes and return them. ``produced``: each result's (test id, file); ``used``: the
-        refs of the expected-outcomes entries that explained a cause; ``skipped``: the ids of skipped tests."""
+        refs of the expected-outcomes entries that explained a cause; ``skipped``: the ids of the tests that did not
+        reach every check (skipped, or cut short by a cause that broke their flow: docs/causes.md), where an entry's
+        cause may not have had its chance to show."""
         if self._closed:
             return []
         self._closed = True
@@ -116,8 +118,9 @@ class RunNotes:
         return [note for note in self.notes if note.fails_strict] if self.strict else []
 
     def _unused_kind(self, tests: tuple[str, ...], ids: list[str], skipped: set[str]) -> str:
-        """Why an entry explained nothing: stale (its tests ran, or, with no tests named, the whole selection
-        ran, and the cause never showed), not exercised (its tests ran only as skips), or not selected."""
+        """Why an entry explained nothing: stale (its tests ran through, or, with no tests named, the whole
+        selection ran, and the cause never showed), not exercised (its tests were skipped or cut short), or not
+        selected."""
         if not tests:
             whole = self.loaded is None or (set(self.loaded) <= set(ids) and not self.unselected_files)
             return "stale-expectation" if whole else "expectation-not-selected"

@@ -214,6 +214,22 @@ def _fail_points_ignored(mp: pytest.MonkeyPatch) -> None:
     mp.setitem(secantus_commands._HANDLERS, "configureFailPoint", lambda doc, ctx: {"ok": 1.0})
 
 
+def _missing_drops_refused(code: int | None) -> Breakage:
+    """drop of a collection that does not exist refused with ``code`` (None: no code, as mongo-java-server)."""
+
+    def patch(mp: pytest.MonkeyPatch) -> None:
+        original = secantus_commands._HANDLERS["drop"]
+
+        def drop(doc: dict[str, Any], ctx: Any) -> dict[str, Any]:
+            if not ctx.storage.collection_exists(ctx.db_name, doc["drop"]):
+                return {"ok": 0.0, "errmsg": "ns not found", **({} if code is None else {"code": code})}
+            return original(doc, ctx)
+
+        mp.setitem(secantus_commands._HANDLERS, "drop", drop)
+
+    return patch
+
+
 #: breakage -> (the rules its check's failure must name, comma-separated; the check, by its first rule id; the patch);
 #: specs/coverage/breakages/server-checks.yml lists each with these rules
 BROKEN_SERVER_CHECKS: dict[str, tuple[str, str, Breakage]] = {
@@ -256,6 +272,8 @@ BROKEN_SERVER_CHECKS: dict[str, tuple[str, str, Breakage]] = {
         "SRV-TOKEN-MALFORMED",
         _non_document_tokens_ignored,
     ),
+    "missing collections refused without a code": ("SRV-ERROR-CODES", "SRV-ERROR-CODES", _missing_drops_refused(None)),
+    "missing collections refused with another code": ("SRV-ERROR-CODES", "SRV-ERROR-CODES", _missing_drops_refused(8)),
     "configureFailPoint unknown": ("SRV-TEST-FAILPOINTS", "SRV-TEST-FAILPOINTS", _fail_points_unknown),
     "configureFailPoint accepted and ignored": (
         "SRV-TEST-FAILPOINTS",
@@ -345,3 +363,11 @@ def test_the_check_is_skipped_where_change_streams_cannot_run(embedded_run, monk
     monkeypatch.setattr(embedded_run.target.info, "topology", "single")
     verdict = embedded_run.verdict(CHECKS["SRV-START-EXCLUSIVE"])
     assert verdict.outcome == "skipped" and "topology single" in verdict.message, verdict.message
+
+
+def test_a_server_refusing_a_missing_drop_with_namespace_not_found_passes(embedded_run, monkeypatch):
+    """The other permitted answer (mongod before 7.0): NamespaceNotFound, which drivers pass over by its code."""
+    _missing_drops_refused(26)(monkeypatch)
+    verdict = embedded_run.verdict(CHECKS["SRV-ERROR-CODES"])
+    assert verdict.outcome == "passed", verdict.message
+    assert verdict.details["missing_drop_refusal"]["code"] == 26
