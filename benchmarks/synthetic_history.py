@@ -65,6 +65,8 @@ NIGHTS_PER_PART = 17
 
 _S = pa.string()
 _L = pa.int64()
+#: ``reports.schema.CAUSE``: the fields of a cause the reports read, in that order.
+_CAUSE = pa.struct([("clause", _S), ("step", _S), ("path", _S), ("fact", _S), ("rules", pa.list_(_S)), ("known", _S)])
 #: The record fields the verdict is made of (unknown fields are skipped by the reader).
 READ_SCHEMA = pa.schema(
     [
@@ -96,7 +98,9 @@ READ_SCHEMA = pa.schema(
         ),
         ("driver", pa.struct([("name", _S), ("version", _S)])),
         ("labels", pa.struct([("matrix", _S), ("cell", _S), ("repeat", _S)])),
-        ("expectation", pa.struct([("expected", pa.bool_()), ("kind", _S)])),
+        ("expectation", pa.struct([("expected", pa.bool_()), ("kind", _S), ("reason", _S)])),
+        ("causes", pa.list_(_CAUSE)),
+        ("not_reached", pa.list_(_S)),
         (
             "details",
             pa.struct(
@@ -159,6 +163,9 @@ def verdicts_from_json(lines: bytes | memoryview, schema: pa.Schema) -> pa.Table
         "repeat": pc.cast(f["labels.repeat"], pa.int32()),
         "expected": f["expectation.expected"],
         "expectation_kind": f["expectation.kind"],
+        "causes": _causes_text(r["causes"]),
+        "expectation_reason": f["expectation.reason"],
+        "not_reached": pc.list_value_length(r["not_reached"]).cast(_L),
         "faults_injected": pc.if_else(is_campaign, pc.list_value_length(f["details.faults"]), None),
         "anomalies": pc.if_else(is_campaign, pc.list_value_length(f["details.anomalies"]), None),
         "source": pa.repeat("jsonl", raw.num_rows),
@@ -179,6 +186,22 @@ def verdicts_from_json(lines: bytes | memoryview, schema: pa.Schema) -> pa.Table
     )
     columns.update(_failure_columns(columns["outcome"], columns["message"]))
     return pa.table({name: columns[name] for name in schema.names}).cast(schema)
+
+
+def _causes_text(causes: pa.ChunkedArray) -> pa.Array:
+    """``reports.normalise.causes_text``: the causes as the JSON text Spark's ``to_json`` writes (the cause's fields
+    in the schema's order, null fields left out, no spaces), null when there are none; only failures have any."""
+    texts = [
+        json.dumps(
+            [{k: v for k, v in cause.items() if v is not None} for cause in row],
+            separators=(",", ":"),
+            ensure_ascii=False,
+        )
+        if row
+        else None
+        for row in causes.to_pylist()
+    ]
+    return pa.array(texts, _S)
 
 
 def _failure_columns(outcome: pa.ChunkedArray, message: pa.ChunkedArray) -> dict[str, pa.Array]:

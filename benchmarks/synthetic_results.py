@@ -49,7 +49,8 @@ from benchmarks.synthetic_world import (
     load_catalog,
     plan_for,
 )
-from harness.core.expectations import Expectations, KnownOutcome
+from harness.core.causes import of_verdict
+from harness.core.expectations import Expectations, KnownCause, Signature
 from harness.core.records import RunProvenance, make_record, record_line
 
 #: Midnight UTC of the first night (2025-11-24); night n is this plus n days.
@@ -112,6 +113,13 @@ class _Clock:
         return f"{self._prefix}.{int((t - second) * 1000):03d}+00:00"
 
 
+def _known(test_id: str, outcome: str, reason: str) -> KnownCause:
+    """A synthetic known deviation: one entry explaining the one cause a message-only verdict has, in one test."""
+    clause = "set-up" if outcome == "error" else "check"
+    kind = "harness-limitation" if outcome == "error" else "server-bug"
+    return KnownCause(test_id, "CS-X", kind, Signature(clause=clause), reason, "synthetic", outcome, (test_id,))
+
+
 class NightWriter:
     """Renders nights of the matrix as lines; one instance per process, its templates built once."""
 
@@ -125,7 +133,7 @@ class NightWriter:
         self.known = [
             Expectations(
                 [
-                    KnownOutcome(t.test_id, b.outcome, b.known_reason)
+                    _known(t.test_id, b.outcome, b.known_reason)
                     for t, plan in zip(self.tests, plans, strict=True)
                     for b in plan.failures
                     if b.known_reason
@@ -141,7 +149,8 @@ class NightWriter:
         key = (cell_index, test_id, outcome)
         text = self._expectation.get(key)
         if text is None:
-            text = json.dumps(self.known[cell_index].classify(test_id, outcome).as_record())
+            causes = of_verdict(outcome, "synthetic", [], [])  # a message-only verdict's one cause
+            text = json.dumps(self.known[cell_index].classify(test_id, outcome, causes).as_record())
             self._expectation[key] = text
         return text
 
@@ -213,7 +222,7 @@ class NightWriter:
             test, plan = self.tests[index], plans[index]
             behaviour: Behaviour | None = None
             if plan.skip is not None:
-                outcome, message, mismatches = "skipped", json.dumps(plan.skip), "[]"
+                outcome, message, mismatches, causes = "skipped", json.dumps(plan.skip), "[]", "[]"
                 duration = 5e-05 + 1e-04 * random()
             else:
                 for candidate in plan.failures:
@@ -221,12 +230,14 @@ class NightWriter:
                         behaviour = candidate
                         break
                 if behaviour is None:
-                    outcome, message, mismatches = "passed", '""', "[]"
+                    outcome, message, mismatches, causes = "passed", '""', "[]", "[]"
                     duration = test.duration_s * (0.6 + 0.8 * random())
                 else:
                     outcome = behaviour.outcome
                     text = behaviour.message(rng)
                     message, mismatches = json.dumps(text), json.dumps(list(behaviour.mismatches))
+                    # the one cause a message-only verdict has (harness.core.causes.of_verdict)
+                    causes = json.dumps([c.as_record() for c in of_verdict(outcome, text, [], [])])
                     duration = (
                         (10.0 + 0.05 * random())
                         if text.startswith("timed out after 10s")
@@ -234,6 +245,7 @@ class NightWriter:
                     )
             lines.append(
                 f'{heads[index]}"outcome": "{outcome}", "message": {message}, "mismatches": {mismatches}, '
+                f'"causes": {causes}, "not_reached": [], '
                 f'"started_at": "{iso(t)}", "duration_s": {round(duration, 6)!r}, {tail}'
                 f'"expectation": {self.expectation(cell_index, test.test_id, outcome)}}}\n'
             )
