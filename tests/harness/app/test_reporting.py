@@ -27,6 +27,7 @@ def _result(test_id, seconds):
         message="",
         duration_s=seconds,
         classification=Classification(True, "pass"),
+        record={},
     )
 
 

@@ -143,6 +143,7 @@ def test_a_pinned_test_that_produced_no_result_fails_a_strict_run():
             message="",
             duration_s=0.1,
             classification=Classification(True, "pass"),
+            record={},
         )
     )
     assert reporter.finish() == 1
