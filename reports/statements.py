@@ -465,12 +465,16 @@ def named(part: dict[str, Any]) -> str:
 
 
 def badge_line(statement: dict[str, Any]) -> str:
-    """``pymongo 4.20.0 on secantusdb 0.7.0b3 (embedded): 176/189 rules met, 13 not met, 24 not checked``."""
+    """``pymongo 4.20.0 on secantusdb 0.7.0b3 (embedded): 176/189 rules met, 13 not met, 24 not checked`` (and
+    ``N not judged, `` before the last when any rule could not be judged: docs/certify.md)."""
     subject, summary = statement["subject"], statement["summary"]
     target = subject.get("target") or {}
     kind = f" ({target['kind']})" if target.get("kind") else ""
     judged = summary["met"] + summary["not_met"]
+    not_judged = summary.get("not_judged", 0)
     return (
         f"{named(subject.get('driver') or {})} on {named(target)}{kind}: {summary['met']}/{judged} rules met, "
-        f"{summary['not_met']} not met, {summary['not_checked']} not checked"
+        f"{summary['not_met']} not met, "
+        + (f"{not_judged} not judged, " if not_judged else "")
+        + f"{summary['not_checked']} not checked"
     )
