@@ -259,13 +259,7 @@ def build_map(
         item.checked_by = sorted(dict.fromkeys(item.checked_by))
         item.exercised_by = sorted(dict.fromkeys(t for t in item.exercised_by if t not in item.checked_by))
     if breakages is not None:
-        proving: dict[str, list[str]] = {rule_id: [] for rule_id in coverage}
-        for breakage in breakages:
-            for rule_id in breakage.rules:
-                if rule_id in proving:
-                    proving[rule_id].append(breakage.id)
-                else:
-                    problems.append(f"{breakage.where}: breaks {rule_id}, which no catalogue defines")
+        proving = _ids_by_rule(coverage, breakages, "breaks", problems)
         for rule_id, item in coverage.items():
             item.breakages = proving[rule_id]
     if allowances is not None:
@@ -284,6 +278,21 @@ def build_map(
     )
 
 
+def _ids_by_rule(
+    coverage: dict[str, RuleCoverage], items: list[Breakage] | list[Allowance], verb: str, problems: list[str]
+) -> dict[str, list[str]]:
+    """Per catalogued rule, the ids of the breakages (or allowances) naming it; one naming a rule no catalogue has
+    is a problem."""
+    found: dict[str, list[str]] = {rule_id: [] for rule_id in coverage}
+    for item in items:
+        for rule_id in item.rules:
+            if rule_id in found:
+                found[rule_id].append(item.id)
+            else:
+                problems.append(f"{item.where}: {verb} {rule_id}, which no catalogue defines")
+    return found
+
+
 def _allow(
     coverage: dict[str, RuleCoverage],
     allowances: list[Allowance],
@@ -293,13 +302,8 @@ def _allow(
 ) -> None:
     """Each rule's allowances; an allowance naming an unknown rule, or an anchor its text does not have, is a problem
     (``present`` None: no text at hand, anchors not verified)."""
-    allowed: dict[str, list[str]] = {rule_id: [] for rule_id in coverage}
+    allowed = _ids_by_rule(coverage, allowances, "allows", problems)
     for allowance in allowances:
-        for rule_id in allowance.rules:
-            if rule_id in allowed:
-                allowed[rule_id].append(allowance.id)
-            else:
-                problems.append(f"{allowance.where}: allows {rule_id}, which no catalogue defines")
         for anchor in allowance.anchors if present is not None else ():
             file, key = split_anchor(anchor, spec_name)
             if file not in present:

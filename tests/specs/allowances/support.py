@@ -32,6 +32,7 @@ from harness.formats.rule_files import load_allowances, load_mapping
 from prose_tests.server_checks import load_server_checks
 from prose_tests.token_checks import load_token_checks
 from tests.paths import SHARED_SPECS
+from tests.specs.scenarios.test_driver_upstream import _fresh
 from tests.specs.scenarios.test_supplementary import all_scenarios, rule_ids
 
 UPSTREAM = SHARED_SPECS / "upstream"
@@ -86,14 +87,6 @@ def checks_of(rule: str) -> list[Any]:
 def allowance(allowance_id: str) -> Allowance:
     (found,) = [a for a in load_allowances() if a.id == allowance_id]
     return found
-
-
-def _fresh(run: HarnessRun) -> None:
-    """Drop what earlier tests left (upstream tests write to collections their initialData does not reset)."""
-    admin = run.target.admin
-    for name in admin.list_database_names():
-        if name not in ("admin", "config", "local"):
-            admin.drop_database(name)
 
 
 def _verdict(run: HarnessRun, test: Any) -> Any:
