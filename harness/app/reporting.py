@@ -183,7 +183,7 @@ class ConsoleReporter:
             f"{totals[ERROR]} errors, {totals[SKIPPED]} skipped; {known} known deviation(s), "
             f"{len(unexpected)} unexpected"
         )
-        for result in unexpected:
+        for result in sorted(unexpected, key=lambda r: r.test_id):  # the same order however the tests were run
             self._print(
                 f"  UNEXPECTED {result.classification.kind}: {result.test_id}"
                 + (f" ({result.classification.reason})" if result.classification.reason else "")

@@ -176,10 +176,16 @@ def _blame(folder: Path) -> list[dict]:
 @pytest.mark.parametrize(
     "test, driver, target, cause",
     [
-        ("SRV-UPDATE-DEFAULT", "pymongo", "mongo-java-server-presented", "target"),
-        ("SRV-UPDATE-DEFAULT", "node", "mongo-java-server-presented", "target"),
-        ("CS-OPT-EXCLUSIVE", "pymongo", "secantusdb", "driver"),
-        ("CS-OPT-EXCLUSIVE", "pymongo", "mongo-java-server-presented", "driver"),
+        # Blame is per cause (docs/reports.md): pymongo's refusal of replies without operationTime, which Node on
+        # the same server does not show, is the pair's; Node's update with a fullDocument on that server is undecided
+        # (pymongo never gets that far there, so no second driver says whether the server alone is at fault);
+        # pymongo's one start point of two is undecided too (on the other server the test stops earlier, so that
+        # cell has no evidence); the placeholder token accepted shows with both drivers there and with neither on
+        # SecantusDB: the target's.
+        ("SRV-UPDATE-DEFAULT", "pymongo", "mongo-java-server-presented", "pair"),
+        ("SRV-UPDATE-DEFAULT", "node", "mongo-java-server-presented", "undecided"),
+        ("CS-OPT-EXCLUSIVE", "pymongo", "secantusdb", "undecided"),
+        ("CS-OPT-EXCLUSIVE", "pymongo", "mongo-java-server-presented", "target"),
         ("CS-OPT-BATCHSIZE", "pymongo", "mongo-java-server-presented", "pair"),
     ],
 )
