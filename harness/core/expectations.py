@@ -58,8 +58,7 @@ KINDS: dict[str, tuple[str, ...]] = {
     "driver-not-implemented": ("driver", "pair"),
     "harness-limitation": ("target", "driver", "pair"),
 }
-#: The owners a file can have: its leading key.
-OWNERS = ("target", "driver", "pair")
+#: The owners a file names with its leading keys: a target, a driver, or both (a pair).
 _SIGNATURE_FIELDS = (
     "clause",
     "step",
@@ -79,11 +78,15 @@ class ExpectationsError(Exception):
     """A malformed expected-outcomes file; names the file and the entry."""
 
 
+#: A glob's two wildcards as regular expressions.
+_GLOB = {"*": ".*", "?": "."}
+
+
 def glob_match(text: str, pattern: str) -> bool:
     """``*`` (any run) and ``?`` (one character) only: steps and paths are full of brackets
     (``expectEvents[0][1]``), which :mod:`fnmatch` would read as character classes."""
-    parts = ("." * (c == "?") + ".*" * (c == "*") or re.escape(c) for c in pattern)
-    return re.fullmatch("".join(parts), text, re.DOTALL) is not None
+    regex = "".join(_GLOB.get(c) or re.escape(c) for c in pattern)
+    return re.fullmatch(regex, text, re.DOTALL) is not None
 
 
 @dataclass(frozen=True)
@@ -258,15 +261,14 @@ class Expectations:
             return cls([], source)
         if not isinstance(data, dict):
             raise ExpectationsError(f"{source}: an expected-outcomes file is a mapping")
-        owners = [owner for owner in OWNERS if owner in data]
-        if owners == ["target", "driver"]:  # a pair's file names both
-            owners = ["pair"]
-        if len(owners) != 1:
+        named = ("target" in data, "driver" in data)
+        if not any(named):
             raise ExpectationsError(f"{source}: name the owner: 'target', 'driver', or both for a pair")
+        owner = "pair" if all(named) else "target" if named[0] else "driver"
         entries = data.get("known", [])
         if not isinstance(entries, list):
             raise ExpectationsError(f"{source}: 'known' must be a list")
-        known = [_entry(entry, index, source, label or source, owners[0]) for index, entry in enumerate(entries)]
+        known = [_entry(entry, index, source, label or source, owner) for index, entry in enumerate(entries)]
         ids = [entry.id for entry in known]
         duplicated = sorted({i for i in ids if ids.count(i) > 1})
         if duplicated:

@@ -257,7 +257,7 @@ class SpecRunner:
         for index, operation in enumerate(operations):
             label = operation.label or f"operations[{index}]"
             if findings.flow_broken:
-                findings.not_reached.append(f"{label} ({operation.name} on {operation.object})")
+                findings.not_reached.append(_step(label, operation))
                 continue
             try:
                 error = self._run_one(context, operation, label)
@@ -269,7 +269,7 @@ class SpecRunner:
                 continue
             if error is not None:
                 findings.not_reached.extend(
-                    f"{later.label or f'operations[{i}]'} ({later.name} on {later.object})"
+                    _step(later.label or f"operations[{i}]", later)
                     for i, later in enumerate(operations[index + 1 :], start=index + 1)
                 )
                 return error
@@ -281,7 +281,7 @@ class SpecRunner:
         Returns the error only when the test expects one at test level (legacy). Nested operations
         (``withTransaction``'s callback) are run by the driver and checked by :class:`_NestedCheck`.
         """
-        step = context.current = f"{label} ({operation.name} on {operation.object})"
+        step = context.current = _step(label, operation)
         started = time.monotonic()
         try:
             result = self._execute(context, operation)
@@ -314,7 +314,7 @@ class SpecRunner:
         comparator = comparator_for(test.comparator)
         scope = context.scope
         assert scope is not None
-        step = f"{label} ({operation.name} on {operation.object})"
+        step = _step(label, operation)
         if error is not None:
             exc = error
             if test.expect_error is not None:
@@ -491,6 +491,11 @@ class _NestedCheck:
         self.runner._check_outcome(
             self.context, self.operations[index], self.labels[index], result, error, in_callback=True
         )
+
+
+def _step(label: str, operation: Operation) -> str:
+    """How a cause, the record's ``not_reached`` and the live line name an operation: ``label (name on object)``."""
+    return f"{label} ({operation.name} on {operation.object})"
 
 
 def _cannot_go_on(findings: Findings, step: str, exc: Exception) -> None:
