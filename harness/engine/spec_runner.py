@@ -484,7 +484,7 @@ class _NestedCheck:
 
     def started(self, index: int) -> None:
         operation = self.operations[index]
-        self.context.current = f"{self.labels[index]} ({operation.name} on {operation.object})"
+        self.context.current = _step(self.labels[index], operation)
         self.context.check_alive()
 
     def finished(self, index: int, result: Any, error: DriverOperationError | None) -> None:
