@@ -19,7 +19,7 @@ from harness.app.options import add_cli_options
 from harness.app.reporting import ConsoleReporter
 from harness.app.spec_sources import SpecSourceError
 from harness.core.expectations import ExpectationsError
-from harness.core.ports import TargetUnavailable
+from harness.core.ports import DriverUnavailable, TargetUnavailable
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
@@ -237,7 +237,7 @@ def command_run(args: argparse.Namespace) -> int:
     try:
         options = compose.prepare(args)
         loaded, tests = compose.selection(args)
-    except (SpecSourceError, PinFileError) as exc:
+    except (SpecSourceError, PinFileError, DriverUnavailable) as exc:
         print(f"harness: {exc}", file=sys.stderr)
         return 2
     if not tests:
@@ -267,7 +267,7 @@ def command_run(args: argparse.Namespace) -> int:
                 )  # before the fork: workers and lost tests share it
                 return run_parallel(tests, options, targets, args.quiet, collect=partial(compose.select, args))
         return _run_sequentially(tests, options, args.quiet)
-    except (TargetUnavailable, ExpectationsError) as exc:
+    except (TargetUnavailable, DriverUnavailable, ExpectationsError) as exc:
         print(f"harness: {exc}", file=sys.stderr)
         return 2
     except RunInterrupted as stop:  # before the first test or after the last (starting or stopping the target)

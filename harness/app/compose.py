@@ -114,6 +114,7 @@ def prepare(args: Any) -> Any:
     if args.specs:
         options.provenance["spec_sources"] = provenance(args.specs)
     note_plugin_problems(options)
+    plugins().check_driver(options.driver)  # a driver this machine cannot run is refused before anything starts
     return options
 
 

@@ -162,6 +162,12 @@ class DriverAdapter(Protocol):
         ...
 
 
+class DriverUnavailable(Exception):
+    """The driver under test cannot be set up on this machine (unknown, or its runtime or packages are missing):
+    the run is refused before its target starts (exit 2), and the message names the command that installs
+    what is missing."""
+
+
 # -- targets -------------------------------------------------------------------------------
 
 

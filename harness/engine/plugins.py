@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from harness.core.model import SpecTest
-from harness.core.ports import DriverAdapter, FailPointBackend, Target, TargetUnavailable
+from harness.core.ports import DriverAdapter, DriverUnavailable, FailPointBackend, Target, TargetUnavailable
 from harness.engine.operation_table import TEST_RUNNER_OPERATIONS, TestRunnerOperation
 
 if TYPE_CHECKING:
@@ -92,6 +92,8 @@ class Registry:
     #: ``--driver PREFIX+ARGUMENT`` -> ``factory(ARGUMENT)``, the longest matching prefix winning (``exec:CMD``: any
     #: executor by its command line; ``node@6.x``: a release of the Node driver).
     driver_schemes: dict[str, Callable[[str], DriverAdapter]] = field(default_factory=dict)
+    #: ``--driver NAME`` -> what checks (and builds) its prerequisites at the start of a run (:meth:`add_driver`).
+    driver_set_up: dict[str, Callable[[], None]] = field(default_factory=dict)
     targets: dict[str, TargetKind] = field(default_factory=dict)
     #: ``--failpoints`` modes: ``mode(target) -> FailPointSetup`` on a started target.
     failpoint_modes: dict[str, Callable[[Target], FailPointSetup]] = field(default_factory=dict)
@@ -111,8 +113,15 @@ class Registry:
     installed: list[str] = field(default_factory=list)
 
     # -- what install() calls ---------------------------------------------------------------
-    def add_driver(self, name: str, factory: Callable[[], DriverAdapter]) -> None:
+    def add_driver(
+        self, name: str, factory: Callable[[], DriverAdapter], set_up: Callable[[], None] | None = None
+    ) -> None:
+        """``factory()`` makes the driver; ``set_up()``, when given, raises :class:`DriverUnavailable` (with the
+        command that fixes it) if the machine lacks what the driver needs, and builds what it can build, before
+        the run starts its target or any worker (:meth:`check_driver`)."""
         self.drivers[name] = factory
+        if set_up is not None:
+            self.driver_set_up[name] = set_up
 
     def add_driver_scheme(self, prefix: str, factory: Callable[[str], DriverAdapter]) -> None:
         self.driver_schemes[prefix] = factory
@@ -166,10 +175,22 @@ class Registry:
         try:
             factory = self.drivers[name]
         except KeyError:
-            raise SystemExit(
+            raise DriverUnavailable(
                 f"unknown driver {name!r}; known drivers: {', '.join(sorted(self.drivers))}" + self._problem_note()
             ) from None
         return factory()
+
+    def check_driver(self, name: str) -> None:
+        """Refuse (:class:`DriverUnavailable`) a ``--driver`` this machine cannot run, before anything starts:
+        an unknown name, or a known driver whose runtime or packages are missing. A scheme's driver
+        (``exec:CMD``, ``node@SPEC``) is set up when it is made."""
+        if any(name.startswith(prefix) for prefix in self.driver_schemes) and name not in self.drivers:
+            return
+        if name not in self.drivers:
+            self.make_driver(name)  # raises, naming the known drivers
+        set_up = self.driver_set_up.get(name)
+        if set_up is not None:
+            set_up()
 
     def make_target(self, spec: str) -> Target:
         """``"uri=mongodb://..."`` -> a target (not yet started), by ``NAME`` or ``NAME=ARGUMENT``."""

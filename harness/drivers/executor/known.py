@@ -20,6 +20,16 @@ KNOWN_EXECUTORS: dict[str, list[str]] = {
 }
 
 
+def _node_ready() -> None:
+    from harness.drivers.executor.set_up import node_ready
+
+    node_ready()
+
+
+#: ``--driver NAME`` -> what checks, when the run starts, that this machine can run the executor.
+SET_UP: dict[str, Callable[[], None]] = {"node": _node_ready}
+
+
 def _node_release(spec: str) -> list[str]:
     from harness.drivers.executor.node_release import installed_driver
 

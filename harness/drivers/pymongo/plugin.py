@@ -13,16 +13,26 @@ def _pymongo() -> Any:
 
 
 def _pymongo_async() -> Any:
-    import pymongo
-
-    from harness.drivers.pymongo.api_shims import ASYNC_API
     from harness.drivers.pymongo.async_scope import AsyncPyMongoAdapter
 
-    if not ASYNC_API:  # a run that cannot start says why, like an unknown driver (exit 2)
-        raise SystemExit(f"--driver pymongo-async: pymongo {pymongo.version} has no AsyncMongoClient (pymongo 4.10+)")
+    _async_api_present()
     return AsyncPyMongoAdapter()
+
+
+def _async_api_present() -> None:
+    """A run that cannot start says why, like an unknown driver (exit 2)."""
+    import pymongo
+
+    from harness.core.ports import DriverUnavailable
+    from harness.drivers.pymongo.api_shims import ASYNC_API
+
+    if not ASYNC_API:
+        raise DriverUnavailable(
+            f"--driver pymongo-async: pymongo {pymongo.version} has no AsyncMongoClient; "
+            "install pymongo 4.10 or later (pip install 'pymongo>=4.10')"
+        )
 
 
 def install(registry: Any) -> None:
     registry.add_driver("pymongo", _pymongo)
-    registry.add_driver("pymongo-async", _pymongo_async)
+    registry.add_driver("pymongo-async", _pymongo_async, set_up=_async_api_present)

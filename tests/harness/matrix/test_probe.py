@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib.metadata
 import io
 import json
+import shlex
 import shutil
 import subprocess
 import sys
@@ -140,7 +141,11 @@ class ThisInterpreter:
 
     def __init__(self, root: Path) -> None:
         (root / "bin").mkdir(parents=True)
-        (root / "bin" / "python").symlink_to(sys.executable)
+        # A wrapper, not a symlink: a symlink to a virtualenv's interpreter finds no pyvenv.cfg beside it and
+        # starts without the virtualenv's packages (the harness among them).
+        wrapper = root / "bin" / "python"
+        wrapper.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} "$@"\n')
+        wrapper.chmod(0o755)
         self.root = root
 
     def ensure(self, cell: Cell, log: Path) -> EnvOutcome:
