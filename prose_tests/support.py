@@ -144,7 +144,9 @@ class ProseContext(Case):
                 uri = self._replica_set_uri()
             else:
                 uri = self._shaping_proxy_uri() if self.test.shaping else self.run.driver_uri
-            self.scope = self.run.driver.open_scope(uri, iteration_timeout_s=settings.iteration_timeout_s)
+            self.scope = self.run.driver.open_scope(
+                uri, iteration_timeout_s=settings.iteration_timeout_s, iteration_mode=settings.iteration_mode
+            )
         try:
             self.reset_collection()
             self.test.body(self)

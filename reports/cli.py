@@ -159,6 +159,11 @@ def _print_outcome(args: argparse.Namespace, result: ReportResult) -> int:
     print(f"tables: {result.tables_dir} (Parquet and CSV)")
     if result.runs_added is not None:
         print(f"history: {result.runs_added} new run(s) appended to {args.append_to}")
+    if result.duplicates:
+        print(
+            f"duplicates: {result.duplicates} verdict(s) dropped, records another input holds too "
+            f"({result.runs_read_twice} run(s) read from more than one input, each counted once)"
+        )
     for line in summary_lines(result.tables):
         print(line)
     if getattr(args, "rule_catalogue", None) is not None:

@@ -15,18 +15,18 @@ import shutil
 import tempfile
 import threading
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from pyspark.sql import DataFrame, Observation, SparkSession
+from pyspark.sql import Column, DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 
-from reports import axes, baseline, blame, clusters, conformance, fault_survival, flakiness, history
+from reports import axes, baseline, blame, clusters, conformance, duplicates, fault_survival, flakiness, history
 from reports.collect import TableRows
 from reports.discover import VERDICTS_MARKER, discover_inputs
 from reports.frames import sorted_table
-from reports.normalise import conform, verdicts_from_pytest_cases, verdicts_from_records
-from reports.read import after_one_read, read_inputs, read_verdicts
+from reports.normalise import conform, pytest_run_id, verdicts_from_pytest_cases, verdicts_from_records
+from reports.read import after_one_read, file_path, read_inputs, read_verdicts
 from reports.render import render_report
 from reports.versions import ranked_versions, version_dimension
 from reports.write import tables_directory, write_tables
@@ -45,6 +45,9 @@ class Loaded:
     versions: list[str] | None = None
     #: How many verdicts were written.
     rows: int | None = None
+    #: How many verdicts were dropped as another input's records (reports/duplicates.py), and of how many runs.
+    duplicates: int = 0
+    runs_read_twice: int = 0
 
 
 @dataclass
@@ -71,10 +74,19 @@ def load_inputs(
     """
     found = discover_inputs(inputs, exclude)
     raw = read_inputs(spark, found)
+    inputs_seen: list[Observation] = []  # which inputs each run came from, seen by the same pass (duplicates.py)
+
+    def noted(frame: DataFrame, run_id: Column, source: Column) -> DataFrame:
+        inputs_seen.append(Observation(f"inputs {len(inputs_seen)}"))
+        return frame.observe(inputs_seen[-1], duplicates.run_inputs(run_id, source))
+
     kinds = [  # only the kinds of input there are: an empty side of a union still costs tasks
-        (found.jsonl or found.junit, lambda: verdicts_from_records(raw.results)),
-        (found.junit, lambda: verdicts_from_pytest_cases(raw.pytest_cases)),
-        (found.parquet, lambda: conform(raw.verdicts)),
+        (
+            found.jsonl or found.junit,
+            lambda: verdicts_from_records(noted(raw.results, F.col("r.run_id"), F.col("file"))),
+        ),
+        (found.junit, lambda: verdicts_from_pytest_cases(noted(raw.pytest_cases, pytest_run_id(), F.col("file")))),
+        (found.parquet, lambda: conform(noted(raw.verdicts, F.col("run_id"), duplicates.folder_of(file_path())))),
     ]
     sides = [make() for present, make in kinds if present] or [conform(raw.verdicts)]
     verdicts = functools.reduce(DataFrame.unionByName, sides)
@@ -82,11 +94,33 @@ def load_inputs(
     verdicts = verdicts.observe(
         versions_seen, F.count("*").alias("rows"), *[F.collect_set(axis).alias(axis) for axis in axes.AXES]
     )
-    stored = materialise(spark, verdicts, store or _scratch())
+    store = store or _scratch()
+    stored = materialise(spark, verdicts, store)
     raw = after_one_read(spark, raw, found)  # the JSON lines are parsed again only if they held more than results
     seen = versions_seen.get
     versions = sorted({version for axis in axes.AXES for version in seen[axis]})
-    return Loaded(stored, raw.cells, raw.problems, versions, seen["rows"])
+    loaded = Loaded(stored, raw.cells, raw.problems, versions, seen["rows"])
+    read_twice = duplicates.runs_read_twice(pair for each in inputs_seen for pair in each.get["run_inputs"])
+    return _once_each(spark, loaded, store, len(read_twice)) if read_twice else loaded
+
+
+def _once_each(spark: SparkSession, loaded: Loaded, store: Path, runs: int) -> Loaded:
+    """``loaded`` with one verdict per record (reports/duplicates.py): the verdicts stored in ``store`` rewritten
+    without duplicates, in its place, and the number dropped."""
+    kept = Observation("once each")
+    once = loaded.verdicts.dropDuplicates(list(duplicates.KEY)).observe(kept, F.count("*").alias("rows"))
+    fresh = Path(store).with_name(Path(store).name + "-once")
+    materialise(spark, once, fresh)
+    rows = kept.get["rows"]
+    shutil.rmtree(store)
+    fresh.rename(store)
+    return replace(
+        loaded,
+        verdicts=read_verdicts(spark, [str(store)]),
+        rows=rows,
+        duplicates=(loaded.rows or 0) - rows,
+        runs_read_twice=runs,
+    )
 
 
 def materialise(spark: SparkSession, verdicts: DataFrame, store: Path) -> DataFrame:
@@ -244,6 +278,9 @@ class ReportResult:
     tables_dir: Path
     tables: dict[str, TableRows]
     runs_added: int | None = None
+    #: Verdicts dropped because another input held the same record, and the runs they belong to.
+    duplicates: int = 0
+    runs_read_twice: int = 0
 
 
 def run_report(
@@ -265,4 +302,4 @@ def run_report(
     for table in tables.planned():
         table.unpersist()
     page = render_report(collected, Path(out_dir) / "report.html", title=title or "Change-stream conformance report")
-    return ReportResult(page, tables_directory(out_dir), collected, added)
+    return ReportResult(page, tables_directory(out_dir), collected, added, loaded.duplicates, loaded.runs_read_twice)

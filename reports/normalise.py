@@ -92,6 +92,22 @@ def causes_text(causes: Column) -> Column:
     return F.when(F.size(causes) > 0, F.to_json(causes))
 
 
+def suite_started() -> Column:
+    """When a pytest testcase's suite started (its ``timestamp``)."""
+    return F.col("suite_timestamp").try_cast("timestamp")
+
+
+def pytest_run_id() -> Column:
+    """The run a plain pytest testcase belongs to: ``junit-`` when and where its suite ran (its file, when the
+    suite has no timestamp)."""
+    return F.concat(
+        F.lit("junit-"),
+        F.coalesce(F.date_format(suite_started(), "yyyyMMdd'T'HHmmss'Z'"), F.col("file")),
+        F.lit("-"),
+        F.coalesce("suite_host", F.lit(UNKNOWN)),
+    )
+
+
 def verdicts_from_pytest_cases(cases: DataFrame) -> DataFrame:
     """Ordinary pytest testcases (JUnit without a harness record): outcome from failure/error/skipped."""
     xfail = F.col("skipped._type") == "pytest.xfail"
@@ -110,18 +126,11 @@ def verdicts_from_pytest_cases(cases: DataFrame) -> DataFrame:
         F.col("error._VALUE"),
     )
     test_id = F.concat_ws("::", F.coalesce("_classname", F.lit(UNKNOWN)), "_name")
-    started = F.col("suite_timestamp").try_cast("timestamp")
-    run_id = F.concat(
-        F.lit("junit-"),
-        F.coalesce(F.date_format(started, "yyyyMMdd'T'HHmmss'Z'"), F.col("file")),
-        F.lit("-"),
-        F.coalesce("suite_host", F.lit(UNKNOWN)),
-    )
     unknown = F.lit(UNKNOWN)
     return with_derived_columns(
         cases.select(
-            run_id.alias("run_id"),
-            started.alias("started_at"),
+            pytest_run_id().alias("run_id"),
+            suite_started().alias("started_at"),
             F.lit("pytest").alias("format"),
             test_id.alias("test_id"),
             F.col("_name").alias("test"),

@@ -1,9 +1,10 @@
 """Read the inputs with explicit schemas: JSON lines, JUnit XML and the job's own Parquet.
 
 Nothing is dropped silently. A JSON line that is torn, not JSON, or not a
-record, and a JUnit file that is not well-formed XML, become rows of
-``input_problems`` (file, problem, how many lines, the first example); a file
-that yields no record at all is named too. What *is* a record comes back as
+record, a record whose outcome is none of the four (it is not counted), and a
+JUnit file that is not well-formed XML, become rows of ``input_problems``
+(file, problem, how many lines, the first example); a file that yields no
+record at all is named too. What *is* a record comes back as
 a struct column ``r`` in the record schema, so JSON lines and the JUnit
 property (the same record as one JSON string) normalise identically.
 """
@@ -16,6 +17,7 @@ from pyspark.sql import Column, DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 
 from reports.discover import InputFiles
+from reports.outcomes import OUTCOMES
 from reports.schema import (
     CELL_KIND,
     CORRUPT,
@@ -146,12 +148,21 @@ def read_json_lines(spark: SparkSession, files: list[str]) -> DataFrame:
             (record == RESULT_KIND) & (F.col("r.test_id").isNull() | F.col("r.outcome").isNull()),
             "result record without test_id or outcome",
         )
-        .when(record == RESULT_KIND, "result")
+        .when(record == RESULT_KIND, F.coalesce(unknown_outcome(F.col("r.outcome")), F.lit("result")))
         .when(record == CELL_KIND, "cell")
         .when(record.isNull(), 'not a record (no "record" field)')
         .otherwise(F.concat(F.lit("unknown record type "), record))
     )
     return parsed.withColumn("kind", kind)
+
+
+def unknown_outcome(outcome: Column) -> Column:
+    """The input problem of a record whose ``outcome`` is none of the four (null when it is one of them): such
+    a record is named, with its outcome, and not counted, since no table knows what it would mean."""
+    known = ", ".join(OUTCOMES)
+    return F.when(
+        ~outcome.isin(*OUTCOMES), F.concat(F.lit('unknown outcome "'), outcome, F.lit(f'" (not one of {known})'))
+    )
 
 
 def line_problems(lines: DataFrame) -> DataFrame:
@@ -189,7 +200,7 @@ def junit_results(testcases: DataFrame) -> DataFrame:
     return (
         testcases.where(F.col("record_json").isNotNull())
         .select(F.from_json("record_json", RESULT_RECORD).alias("r"), F.lit("junit").alias("source"), "file")
-        .where(F.col("r.record") == RESULT_KIND)
+        .where((F.col("r.record") == RESULT_KIND) & unknown_outcome(F.col("r.outcome")).isNull())
     )
 
 
@@ -216,8 +227,13 @@ def junit_problems(testcases: DataFrame) -> DataFrame:
     bad_property = F.col("record_json").isNotNull() & (
         F.coalesce(F.from_json("record_json", RESULT_RECORD)["record"], F.lit("")) != RESULT_KIND
     )
-    problem = F.when(F.col(CORRUPT).isNotNull(), "malformed XML").when(
-        bad_property, f"the {RESULT_PROPERTY} property is not a {RESULT_KIND} record"
+    problem = (
+        F.when(F.col(CORRUPT).isNotNull(), "malformed XML")
+        .when(bad_property, f"the {RESULT_PROPERTY} property is not a {RESULT_KIND} record")
+        .when(
+            F.col("record_json").isNotNull(),
+            unknown_outcome(F.from_json("record_json", RESULT_RECORD)["outcome"]),
+        )
     )
     example = F.coalesce(F.col(CORRUPT), F.col("record_json"))
     return (

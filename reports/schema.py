@@ -51,7 +51,8 @@ RESULT_RECORD = _struct(
             ("details", _struct(("package", S), ("package_version", S), ("release", S), ("network_faults", S))),
         ),
     ),
-    ("driver", _struct(("name", S), ("version", S), ("language", S), ("executor", S))),
+    # ``iteration_mode``: how the driver consumed change streams (docs/executor-protocol.md 6.4.1); absent before it.
+    ("driver", _struct(("name", S), ("version", S), ("language", S), ("executor", S), ("iteration_mode", S))),
     ("labels", T.MapType(S, S)),
     (
         "expectation",

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 from harness.formats.loaders import load_file
@@ -78,4 +81,16 @@ def known_yaml(test: str, reason: str = "known for this test", message: str = "o
         "target: secantusdb\nknown:\n  - id: planted\n    rule: CS-X\n    kind: server-bug\n"
         f"    signature: {{message: {message!r}}}\n    tests: [{test!r}]\n"
         f"    reason: {reason!r}\n    reproduction: planted by the test\n"
+    )
+
+
+def harness_cli(*args: str, cwd: Path, timeout: float = 300, **env: str) -> subprocess.CompletedProcess[str]:
+    """``harness ARGS`` as a user runs it: a new process of this interpreter, its output captured, ``env`` added."""
+    return subprocess.run(
+        [sys.executable, "-m", "harness.app.cli", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, **env},
     )

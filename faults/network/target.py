@@ -55,6 +55,9 @@ class ThroughToxiproxy(TargetBase):
     def server_address(self) -> tuple[str, int] | None:
         return self.inner.server_address()
 
+    def refusal(self, address: tuple[str, int] | None = None) -> str | None:
+        return self.inner.refusal(address)
+
     def stop(self) -> None:
         self.admin = None  # the wrapped target's client: it closes it
         try:

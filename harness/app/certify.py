@@ -11,9 +11,15 @@ stdout. docs/certify.md is the statement's schema.
 This module also hands ``harness report`` the catalogue (:func:`with_rule_catalogue`), since the report
 may not import the harness: the rules with the project's expected-outcomes entries, as one JSON file.
 
-Exit status: 0 when the run had only expected outcomes and no strict note, 1 when it had either (the
-statement is written all the same: it says what was seen), 2 when the run could not start or the
-catalogue could not be read (no statement).
+A driver is certified on each public way it offers to consume a change stream (its iteration modes,
+docs/executor-protocol.md 6.4.1): the main job runs once per mode the driver declares, each run's records say
+their mode (``driver.iteration_mode``), and each mode gets a statement of its own, the default mode's under the
+pair's plain name (``pymongo-on-embedded``), another's with the mode in it (``pymongo-tryNext-on-embedded``).
+Every statement lists all of them (``run.iteration_modes``). ``--iteration-mode NAME`` certifies that mode only.
+
+Exit status: 0 when every mode's run had only expected outcomes and no strict note, 1 when one had either (the
+statements are written all the same: they say what was seen), 2 when the driver or a run could not start or
+the catalogue could not be read (no statement for that run).
 """
 
 from __future__ import annotations
@@ -36,7 +42,16 @@ from harness.engine.results_store import read_records
 DEFAULT_OUT = Path("out") / "certify"
 #: The run options certify takes from the one options table; it always runs strictly, with ``--expected auto``
 #: and its own results file, so a statement never rests on a relaxed or re-pointed run.
-RUN_OPTION_ROWS = ("specs", "target", "driver", "failpoints", "timeout", "iteration_timeout", "allow_destructive")
+RUN_OPTION_ROWS = (
+    "specs",
+    "target",
+    "driver",
+    "failpoints",
+    "timeout",
+    "iteration_timeout",
+    "iteration_mode",
+    "allow_destructive",
+)
 #: The name of the catalogue ``harness report`` is handed (and copies into ``OUT/statements/``).
 REPORT_CATALOGUE = "rule-catalogue.json"
 
@@ -63,48 +78,102 @@ def add_certify_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-v", "--verbose", action="store_true", help="a line per test (default: failures only)")
 
 
-def pair_stem(driver: str, target: str) -> str:
-    """The statement's file name for ``--driver D --target T``: ``pymongo-async-on-embedded``."""
+def pair_stem(driver: str, target: str, iteration_mode: str | None = None) -> str:
+    """The statement's file name for ``--driver D --target T``: ``pymongo-async-on-embedded``; for a mode other
+    than the driver's default, with the mode: ``pymongo-tryNext-on-embedded``."""
     from reports.statement_files import file_stem
 
-    return file_stem(f"{driver}-on-{target}")
+    return file_stem(f"{driver}-{iteration_mode}-on-{target}" if iteration_mode else f"{driver}-on-{target}")
+
+
+def certified_modes(driver: str, requested: str | None) -> list[tuple[str, bool]]:
+    """The modes to certify, each with whether it is the driver's default: ``requested`` alone, or every mode the
+    driver declares, its default first. Making the driver is how its modes are known (an executor's ``hello``);
+    :class:`~harness.core.ports.DriverUnavailable` when it cannot be made or does not offer ``requested``."""
+    from harness.app.compose import plugins
+    from harness.core.ports import chosen_iteration_mode
+
+    registry = plugins()
+    registry.check_driver(driver)
+    adapter = registry.make_driver(driver)
+    default = adapter.iteration_modes[0]
+    if requested is not None:
+        return [(chosen_iteration_mode(adapter, requested), requested == default)]
+    return [(mode, mode == default) for mode in adapter.iteration_modes]
 
 
 def command_certify(args: argparse.Namespace) -> int:
     from harness.app.coverage import CoverageInputError
+    from harness.core.ports import DriverUnavailable
 
     sources = list(args.specs or []) or _default_sources()
-    stem = pair_stem(args.driver, args.target)
+    try:
+        modes = certified_modes(args.driver, args.iteration_mode)
+    except DriverUnavailable as exc:
+        print(f"harness certify: {exc}", file=sys.stderr)
+        return 2
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    results = out / f"{stem}.results.jsonl"
-    results.unlink(missing_ok=True)  # the statement is about this run only: the file is certify's own
-    status = _run_main_job(args, sources, results)
-    records = read_records(results) if results.is_file() else []
-    if status == 2 or not records:
-        print(f"harness certify: the run produced no results (exit {status}); no statement written", file=sys.stderr)
-        return 2
+    runs = []
+    for mode, default in modes:
+        stem = pair_stem(args.driver, args.target, None if default else mode)
+        results = out / f"{stem}.results.jsonl"
+        results.unlink(missing_ok=True)  # the statement is about this run only: the file is certify's own
+        status = _run_main_job(args, sources, results, None if default else mode)
+        records = read_records(results) if results.is_file() else []
+        if status == 2 or not records:
+            print(
+                f"harness certify: the run in iteration mode {mode} produced no results (exit {status}); no "
+                "statement written for it",
+                file=sys.stderr,
+            )
+            return 2
+        runs.append((mode, stem, status, results, records))
     try:
         catalogue = rule_catalogue(sources, args.spec_text)
     except CoverageInputError as exc:
         print(f"harness certify: {exc}", file=sys.stderr)
         return 2
     options = {"driver": args.driver, "target": args.target, "failpoints": args.failpoints, "jobs": args.jobs}
-    statement = statement_from_records(
-        catalogue,
-        records,
-        exit_status=status,
-        selection=args.keyword,
-        results=results,
-        sources=sources,
-        options=options,
-    )
+    statements = [
+        (
+            stem,
+            results,
+            statement_from_records(
+                catalogue,
+                records,
+                exit_status=status,
+                selection=args.keyword,
+                results=results,
+                sources=sources,
+                options={**options, "iteration_mode": mode},
+            ),
+        )
+        for mode, stem, status, results, records in runs
+    ]
+    every_mode = [_mode_line(stem, statement) for stem, _, statement in statements]
     from reports.statement_files import write_statement
 
-    paths = write_statement(statement, out, stem)
-    print(f"statement: {paths['html']} ({paths['json'].name}, {paths['badge'].name}; results: {results.name})")
-    print(statement["summary"]["badge"])
-    return status
+    for stem, results, statement in statements:
+        statement["run"]["iteration_modes"] = every_mode
+        paths = write_statement(statement, out, stem)
+        print(f"statement: {paths['html']} ({paths['json'].name}, {paths['badge'].name}; results: {results.name})")
+    for _, _, statement in reversed(statements):  # the default mode's badge last: the pair's own
+        mode = statement["run"]["options"]["iteration_mode"]
+        prefix = "" if statement is statements[0][2] else f"[{mode}] "
+        print(prefix + statement["summary"]["badge"])
+    return max(status for _, _, status, _, _ in runs)
+
+
+def _mode_line(stem: str, statement: dict[str, Any]) -> dict[str, Any]:
+    """One mode's figures, as every statement of the driver lists them (``run.iteration_modes``)."""
+    summary = statement["summary"]
+    return {
+        "mode": statement["run"]["options"]["iteration_mode"],
+        "statement": stem,
+        "exit_status": statement["run"]["exit_status"],
+        **{key: summary[key] for key in ("met", "not_met", "not_judged", "not_checked")},
+    }
 
 
 def _default_sources() -> list[str]:
@@ -113,12 +182,14 @@ def _default_sources() -> list[str]:
     return main_job_sources()
 
 
-def _run_main_job(args: argparse.Namespace, sources: list[str], results: Path) -> int:
-    """``harness run --suite all --strict`` with certify's options, parsed by run's own parser and run in process."""
+def _run_main_job(args: argparse.Namespace, sources: list[str], results: Path, iteration_mode: str | None) -> int:
+    """``harness run --suite all --strict`` with certify's options, parsed by run's own parser and run in process;
+    in ``iteration_mode`` (None: the driver's default, the main job's own command line)."""
     from harness.app.cli import build_parser, command_run
 
     argv = ["run", *[a for s in sources for a in ("--specs", s)], "--suite", "all", "--strict"]
     argv += ["--target", args.target, "--driver", args.driver, "--failpoints", args.failpoints]
+    argv += ["--iteration-mode", iteration_mode] if iteration_mode else []
     argv += ["--timeout", str(args.timeout), "--iteration-timeout", str(args.iteration_timeout)]
     argv += ["--results", str(results), "-j", str(args.jobs)]
     argv += ["--allow-destructive"] if args.allow_destructive else []
@@ -206,7 +277,7 @@ def statement_from_records(
     target, driver = provenance.get("target") or {}, provenance.get("driver") or {}
     details = target.get("details") or {}
     subject = {
-        "driver": {k: driver[k] for k in ("name", "version", "language", "executor") if k in driver},
+        "driver": {k: driver[k] for k in ("name", "version", "language", "executor", "iteration_mode") if k in driver},
         "target": {
             "name": target.get("name"),
             "version": details.get("package_version") or target.get("version"),

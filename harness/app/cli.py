@@ -4,12 +4,22 @@
 runs each test on the target with the driver, prints progress and a summary,
 appends one result record per test to ``--results``, and exits 0 only when
 every outcome is what the expected-outcomes file says (1 otherwise, or on a
-note under ``--strict``; 2 when the run could not start).
+note under ``--strict``; 2 when the run could not start or its results could
+not be written).
+
+Every command's output may be cut short by its reader (``harness run | head``):
+the command then stops (no new test starts, the run's clean-up runs: fail
+points off, targets stopped) and exits 141, as a process killed by SIGPIPE
+does, without a traceback (:func:`main`, docs/outputs.md).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
+import select
+import signal
 import sys
 from typing import Any
 
@@ -20,6 +30,8 @@ from harness.app.reporting import ConsoleReporter
 from harness.app.spec_sources import SpecSourceError
 from harness.core.expectations import ExpectationsError
 from harness.core.ports import DriverUnavailable, TargetUnavailable
+from harness.core.terminal_text import printable
+from harness.engine.results_store import ResultsUnwritable, check_writable
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
@@ -238,12 +250,13 @@ def command_run(args: argparse.Namespace) -> int:
         options = compose.prepare(args)
         loaded, tests = compose.selection(args)
     except (SpecSourceError, PinFileError, DriverUnavailable) as exc:
-        print(f"harness: {exc}", file=sys.stderr)
+        _say(f"harness: {exc}")
         return 2
     if not tests:
         selected = f" matching -k {args.keyword!r}" if args.keyword else ""
-        print(f"harness: nothing to run{selected} (give --specs PATH, or --suite prose)", file=sys.stderr)
+        _say(f"harness: nothing to run{selected} (give --specs PATH, or --suite prose)")
         return 2
+    check_writable(options.results)  # before any target starts: a run whose verdicts cannot be kept is not begun
     compose.note_schemas(options, tests, lambda text: print(text, file=sys.stderr))
     compose.note_pins(options, tests, lambda text: print(text, file=sys.stderr))
     options.notes.loaded = [test.test_id for test in loaded]
@@ -268,7 +281,7 @@ def command_run(args: argparse.Namespace) -> int:
                 return run_parallel(tests, options, targets, args.quiet, collect=partial(compose.select, args))
         return _run_sequentially(tests, options, args.quiet)
     except (TargetUnavailable, DriverUnavailable, ExpectationsError) as exc:
-        print(f"harness: {exc}", file=sys.stderr)
+        _say(f"harness: {exc}")
         return 2
     except RunInterrupted as stop:  # before the first test or after the last (starting or stopping the target)
         print(f"harness: {stop}", file=sys.stderr)
@@ -286,7 +299,7 @@ def _run_sequentially(tests: list, options: Any, quiet: bool) -> int:
     with stopping_on_signals(), compose.new_run(options) as run:
         reporter = ConsoleReporter(total=len(tests), quiet=quiet, notes=options.notes)
         reporter.start(run)
-        try:
+        try:  # a results file that fails or a closed output ends the loop too: the run's clean-up, no summary
             for test in tests:
                 reporter.begin(test.test_id)
                 try:
@@ -301,6 +314,8 @@ def _run_sequentially(tests: list, options: Any, quiet: bool) -> int:
         except RunInterrupted as stop:
             reporter.finish(interrupted=str(stop))
             return stop.exit_status
+        finally:
+            reporter.stop_live()
         durations.save()
         return reporter.finish()
 
@@ -365,9 +380,51 @@ def main(argv: list[str] | None = None) -> int:
 
         child_processes.ensure_lifeline()
     command = COMMANDS.get(args.command)
-    if command is None:
-        return compose.plugins().commands[args.command].run(args, compose.front_end(args))
-    return command(args)
+    try:
+        if command is None:
+            return compose.plugins().commands[args.command].run(args, compose.front_end(args))
+        return command(args)
+    except ResultsUnwritable as exc:  # the run's clean-up has run: its fail points are off, its target stopped
+        _say(f"harness: {exc}")
+        return 2
+    except BrokenPipeError:
+        if not _output_closed():
+            raise  # another pipe (a driver's executor, a worker): a fault of the harness, with its traceback
+        _drop_output()
+        return 128 + signal.SIGPIPE
+
+
+def _say(text: str) -> None:
+    """One line on stderr; it may quote a spec file or a server, so its control characters are shown."""
+    print(printable(text), file=sys.stderr)
+
+
+def _output_closed() -> bool:
+    """Whether the reader of our stdout or stderr went away (``| head``): the write end of a pipe with no
+    reader polls as an error."""
+    poller = select.poll()
+    for descriptor in _output_descriptors():
+        poller.register(descriptor, select.POLLOUT)
+    return any(events & select.POLLERR for _, events in poller.poll(0))
+
+
+def _drop_output() -> None:
+    """Send what is still buffered for stdout and stderr nowhere, so the interpreter's last flush at exit does
+    not fail on the closed pipe again (and print a traceback about it)."""
+    nowhere = os.open(os.devnull, os.O_WRONLY)
+    for descriptor in _output_descriptors():
+        os.dup2(nowhere, descriptor)
+    os.close(nowhere)
+
+
+def _output_descriptors() -> list[int]:
+    """The file descriptors of the process's stdout and stderr (none for a stream with no file behind it)."""
+    descriptors = []
+    for stream in (sys.__stdout__, sys.__stderr__):
+        if stream is not None:
+            with contextlib.suppress(OSError, ValueError):
+                descriptors.append(stream.fileno())
+    return descriptors
 
 
 if __name__ == "__main__":

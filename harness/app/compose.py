@@ -11,6 +11,7 @@ from __future__ import annotations
 import sys
 from typing import Any, TextIO
 
+from harness.core.ports import chosen_iteration_mode
 from harness.engine.plugins import FrontEnd, Registry, load_plugins
 from harness.engine.run import HarnessRun, RunOptions
 
@@ -22,11 +23,16 @@ def plugins() -> Registry:
 def new_run(options: RunOptions) -> HarnessRun:
     """A run (not yet started: use it as a context manager) with every installed plug-in.
 
-    Its records name the rules each test checks (``rules``), from the project's mapping.
+    Its records name the rules each test checks (``rules``), from the project's mapping. Raises
+    :class:`~harness.core.ports.DriverUnavailable` when the driver does not offer the run's ``--iteration-mode``.
     """
     if options.rules is None:
         options.rules = rule_index(options.provenance)
-    return HarnessRun(options, plugins())
+    run = HarnessRun(options, plugins())
+    # A mode the driver does not offer is refused before the target starts (DriverUnavailable: exit 2), naming the
+    # driver's modes; the executor's are known once its hello is in, which making the driver waited for.
+    chosen_iteration_mode(run.driver, options.settings.iteration_mode)
+    return run
 
 
 def front_end(args: Any) -> FrontEnd:
@@ -107,15 +113,27 @@ def unselected_suite_files(suite: str) -> set[str]:
 def prepare(args: Any) -> Any:
     """``harness run``'s options: ``--specs`` sources resolved (fetched if need be) and named in the provenance."""
     from harness.app.options import from_namespace
-    from harness.app.spec_sources import provenance, resolve
+    from harness.app.spec_sources import resolve
 
     args.specs = [resolve(str(spec)).path for spec in args.specs or []]
     options = from_namespace(args)
     if args.specs:
-        options.provenance["spec_sources"] = provenance(args.specs)
+        note_spec_sources(options, args.specs)
     note_plugin_problems(options)
     plugins().check_driver(options.driver)  # a driver this machine cannot run is refused before anything starts
     return options
+
+
+def note_spec_sources(options: Any, specs: list[Any]) -> None:
+    """The ``--specs`` roots in the provenance; entries of their folders never opened (not regular files) are said
+    now, and a strict run fails on them."""
+    from harness.app.spec_sources import provenance
+
+    def unread(words: str) -> None:
+        print(words, file=sys.stderr)
+        options.notes.add("spec-entry-not-read", words.removeprefix("harness: note: "))
+
+    options.provenance["spec_sources"] = provenance(specs, say=unread)
 
 
 def select(args: Any) -> list[Any]:

@@ -13,6 +13,9 @@ unified folders beside it, when present). Exit status: 0 when every rule a run
 can observe is checked and its check proven by a breakage, and every sentence
 of the reference texts is accounted for (or ``--report-only``), 1 when not, 2
 when the inputs cannot be read.
+
+``--write-combinations`` writes the checks generated across the dimension table instead
+(:mod:`harness.app.combinations_files`) and exits.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import json
 import sys
 from pathlib import Path
 
+from harness.app.combinations import DimensionTable
 from harness.app.coverage_map import CoverageMap, LoadedTest, as_json, build_map, split_anchor
 from harness.app.coverage_render import RENDERERS
 from harness.core.project_data import project_data, shared_specs
@@ -75,6 +79,12 @@ def add_coverage_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--report-only", action="store_true", help="exit 0 even when a driver-side MUST is unchecked (only report it)"
+    )
+    parser.add_argument(
+        "--write-combinations",
+        action="store_true",
+        help="write the checks generated from specs/coverage/dimensions.yml (specs/scenarios/supplementary/"
+        "generated/, their traces and pin) and exit",
     )
 
 
@@ -138,6 +148,7 @@ def load_tests(specs: list[str]) -> list[LoadedTest]:
 
 
 def coverage_map(args: argparse.Namespace) -> CoverageMap:
+    from harness.app.combinations import DimensionError
     from harness.formats.rule_files import (
         RuleFileError,
         load_allowances,
@@ -154,12 +165,25 @@ def coverage_map(args: argparse.Namespace) -> CoverageMap:
     try:
         catalogues, index, breakages = load_catalogues(), load_mapping(), load_breakages()
         allowances = load_allowances()
-    except RuleFileError as exc:
+        dimensions = _dimension_table()
+    except (RuleFileError, DimensionError) as exc:
         raise CoverageInputError(str(exc)) from exc
     extra = [anchor for allowance in allowances for anchor in allowance.anchors]
+    extra += [anchor for _, anchor in dimensions.anchors()] if dimensions is not None else []
     texts = _reference_texts(path.parent, catalogues, extra) if path is not None else {}
     spec_name = str(path) if path is not None else None
-    return build_map(text, spec_name, catalogues, index, load_tests(args.specs), texts, breakages, allowances)
+    tests = load_tests(args.specs)
+    return build_map(text, spec_name, catalogues, index, tests, texts, breakages, allowances, dimensions)
+
+
+def _dimension_table() -> DimensionTable | None:
+    """The dimension table beside the catalogues (``dimensions.yml`` of the coverage folder), None when there is
+    none there (a folder of other catalogues names no dimensions)."""
+    from harness.app.combinations import load_dimensions
+    from harness.formats import rule_files
+
+    path = rule_files.COVERAGE_DIR / "dimensions.yml"
+    return load_dimensions(path) if path.is_file() else None
 
 
 def _reference_texts(folder: Path, catalogues: list[Catalogue], anchors: list[str] | None = None) -> dict[str, str]:
@@ -181,7 +205,24 @@ def _reference_texts(folder: Path, catalogues: list[Catalogue], anchors: list[st
     return texts
 
 
+def command_write_combinations() -> int:
+    """``--write-combinations``: every generated file rewritten from the table, and what was done."""
+    from harness.app.combinations import DimensionError
+    from harness.app.combinations_files import write
+    from harness.app.spec_sources import SpecSourceError
+
+    try:
+        lines = write()
+    except (DimensionError, SpecSourceError, ValueError, OSError) as exc:
+        print(f"harness coverage --write-combinations: {exc}", file=sys.stderr)
+        return 2
+    print("\n".join(lines))
+    return 0
+
+
 def command_coverage(args: argparse.Namespace) -> int:
+    if getattr(args, "write_combinations", False):
+        return command_write_combinations()
     try:
         cmap = coverage_map(args)
     except CoverageInputError as exc:

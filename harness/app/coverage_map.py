@@ -11,7 +11,9 @@ catalogue covers is accounted for: named by a rule's anchor or listed as informa
 ``unaccounted``. Each checked rule is ``proven`` by the breakages (deliberately broken drivers and servers)
 that its checks catch; a checked rule with none is ``unproven``. Its allowances (variations the references
 permit) are those its checks are shown to accept; a rule whose ``room`` (what the references leave free) no
-allowance covers is flagged, and so is an allowance some check rejects. Without a spec text (none at hand, as
+allowance covers is flagged, and so is an allowance some check rejects. A rule that ranges over dimensions
+(``specs/coverage/dimensions.yml``) says how many of their values, and planned pairs of values, its checks reach
+(:mod:`harness.app.combinations_coverage`). Without a spec text (none at hand, as
 for an installed wheel outside a checkout) the map still lists every rule and what checks it, and
 says the text was not compared.
 """
@@ -21,6 +23,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness.app.combinations import DimensionTable
+from harness.app.combinations_coverage import RuleCombinations, rule_combinations
 from harness.core.causes import CLAUSES
 from harness.core.rules import Allowance, Breakage, Rule, RuleIndex, rules_from_description
 from harness.formats.rule_files import Catalogue, unknown_rule_ids
@@ -63,6 +67,8 @@ class RuleCoverage:
     allowances: list[str] | None = None
     #: Allowance id -> the rule's checks that reject that allowance today (findings against those checks).
     rejected: dict[str, list[str]] = field(default_factory=dict)
+    #: For a rule that ranges over dimensions: the values and pairs its checks reach; None otherwise.
+    combinations: RuleCombinations | None = None
 
     @property
     def status(self) -> str:
@@ -124,6 +130,8 @@ class CoverageMap:
     breakages: dict[str, Breakage] = field(default_factory=dict)
     #: Every allowance read, by id (empty when allowances were not looked at).
     allowances: dict[str, Allowance] = field(default_factory=dict)
+    #: The dimension table (None when dimensions were not looked at).
+    dimensions: DimensionTable | None = None
 
     def room_unproven(self) -> list[RuleCoverage]:
         """Checked rules whose ``room`` no allowance proves their checks accept."""
@@ -158,6 +166,7 @@ def build_map(
     other_texts: dict[str, str] | None = None,
     breakages: list[Breakage] | None = None,
     allowances: list[Allowance] | None = None,
+    dimensions: DimensionTable | None = None,
 ) -> CoverageMap:
     """The map of ``catalogues`` against ``text`` (the change-streams spec) and the loaded ``tests``.
 
@@ -167,6 +176,8 @@ def build_map(
     looked for (the map's ``spec_text`` is None, and every output says so). ``breakages`` None: breakages are not
     looked at, and no rule is ``unproven``. ``allowances`` None: allowances are not looked at, and no rule's room is
     flagged; their anchors, bare (the change-streams spec) or ``FILE:HASH``, are verified as the rules' are.
+    ``dimensions`` None: no rule says what of its dimensions its checks reach; else each ranged rule does, and the
+    table's anchors are verified, and its rules and the combinations tests state are held to the table.
     """
     compared = text is not None
     spec_catalogue = next((c for c in catalogues if c.name == "change-streams"), None)
@@ -264,6 +275,8 @@ def build_map(
             item.breakages = proving[rule_id]
     if allowances is not None:
         _allow(coverage, allowances, present if compared else None, spec_name, problems)
+    if dimensions is not None:
+        _dimensions(coverage, dimensions, tests, present if compared else None, spec_name, problems)
     return CoverageMap(
         rules=list(coverage.values()),
         unmapped=unmapped,
@@ -275,6 +288,7 @@ def build_map(
         accounting=accounting,
         breakages={b.id: b for b in breakages or []},
         allowances={a.id: a for a in allowances or []},
+        dimensions=dimensions,
     )
 
 
@@ -320,6 +334,37 @@ def _allow(
             tests = [r.test for r in allowance.rejected_by if r.test in checks]
             if tests:
                 item.rejected[allowance_id] = tests
+
+
+def _dimensions(
+    coverage: dict[str, RuleCoverage],
+    table: DimensionTable,
+    tests: list[LoadedTest],
+    present: dict[str, set[str]] | None,
+    spec_name: str,
+    problems: list[str],
+) -> None:
+    """Each ranged rule's reach over its dimensions; an anchor its text lacks, a rule no catalogue has, a combination
+    naming what the table lacks: problems."""
+    for where, anchor in table.anchors() if present is not None else ():
+        file, key = split_anchor(anchor, spec_name)
+        if file not in present:
+            problems.append(f"{where}: anchor {anchor} not verified: {file} was not found beside the spec text")
+        elif key not in present[file]:
+            problems.append(f"{where}: anchor {anchor} is not a sentence of {file}")
+    problems += [
+        f"{table.path}: {rule} ranges over a dimension, but no catalogue defines it"
+        for rule in table.ranged_rules()
+        if rule not in coverage
+    ]
+    for test in tests:
+        problems += table.problems(test.description, test.test_id)
+    reach = rule_combinations(
+        table, {rule: item.checked_by for rule, item in coverage.items()}, {t.test_id: t.description for t in tests}
+    )
+    for rule, found in reach.items():
+        if rule in coverage:
+            coverage[rule].combinations = found
 
 
 def split_anchor(anchor: str, home: str) -> tuple[str, str]:
@@ -381,6 +426,24 @@ def ordered(rules: list[RuleCoverage]) -> list[RuleCoverage]:
     return sorted(rules, key=group)
 
 
+def _table_json(table: DimensionTable | None) -> list[dict[str, Any]] | None:
+    """The dimension table as plain data: each value with its anchors and, when no run here produces it, why."""
+    if table is None:
+        return None
+    return [
+        {
+            "id": d.id,
+            "what": d.what,
+            "rules": [r.rule for r in d.rules],
+            "values": [
+                {"id": v.id, "anchors": list(v.anchors), "tags": sorted(v.tags), "unreachable": v.unreachable or None}
+                for v in d.values
+            ],
+        }
+        for d in table.dimensions
+    ]
+
+
 def as_json(cmap: CoverageMap) -> dict[str, Any]:
     """The map as plain data (``--format json``); never the spec's sentences, only anchors and lines."""
     return {
@@ -411,9 +474,11 @@ def as_json(cmap: CoverageMap) -> dict[str, Any]:
                 "allowances": c.allowances,
                 "allowances_rejected_by": c.rejected,
                 "room_unproven": c.room_unproven,
+                "covers": c.combinations.as_json() if c.combinations is not None else None,
             }
             for c in ordered(cmap.rules)
         ],
+        "dimensions": _table_json(cmap.dimensions),
         "breakages": [
             {
                 "id": b.id,

@@ -1,7 +1,9 @@
 """The coverage map as text for a terminal or as a markdown page (``harness coverage --format``).
 
-Both list the rules in the map's order (driver-side MUSTs first), then the
-rules nothing checks, then everything that did not line up: statements of the
+Both list the rules in the map's order (driver-side MUSTs first), each with what
+of its dimensions its checks reach (``covers:``, and what they do not, with why),
+then the rules nothing checks, the dimension values no run here produces, then
+everything that did not line up: statements of the
 spec text no rule names, anchors the text no longer has, mapping entries whose
 tests were not loaded, and other problems. Spec sentences are shown only from
 the user's own copy of the text (an unmapped statement's opening words), so
@@ -56,8 +58,48 @@ def summary_line(cmap: CoverageMap) -> str:
         f"{counts['not-checkable']} not checkable by a run ({by_kind}); "
         f"driver-side MUSTs checked: {must_checked}/{len(must)}; unmapped statements: {unmapped}; "
         f"unaccounted sentences: {unaccounted}; breakages: {len(cmap.breakages)}; {_allowance_counts(cmap)}; "
-        f"tests loaded: {cmap.tests_loaded}"
+        f"{_dimension_counts(cmap)}tests loaded: {cmap.tests_loaded}"
     )
+
+
+def _dimension_counts(cmap: CoverageMap) -> str:
+    """``dimensions: 5 (48 values, 35 reachable); ranged rules: 24, every reachable value reached: 20; ``"""
+    if cmap.dimensions is None:
+        return ""
+    values = [v for d in cmap.dimensions.dimensions for v in d.values]
+    ranged = [c for c in cmap.rules if c.combinations is not None]
+    whole = sum(1 for c in ranged if c.combinations is not None and not c.combinations.gaps())
+    return (
+        f"dimensions: {len(cmap.dimensions.dimensions)} ({len(values)} values, "
+        f"{sum(1 for v in values if not v.unreachable)} reachable here); rules ranging over them: {len(ranged)}, "
+        f"every reachable value and planned pair reached: {whole}; "
+    )
+
+
+def _covers(c: RuleCoverage) -> list[str]:
+    """The ``covers:`` line of a ranged rule, and one line per value or pair its checks do not reach, with why."""
+    if c.combinations is None or c.status == "not-checkable":
+        return []
+    return [f"covers: {c.combinations.summary()}"] + [f"  not reached: {gap}" for gap in c.combinations.gaps()]
+
+
+def _unreachable(cmap: CoverageMap) -> list[tuple[str, str]]:
+    """(dimension=value, why) of every value no run here produces."""
+    if cmap.dimensions is None:
+        return []
+    return [(f"{d.id}={v.id}", v.unreachable) for d in cmap.dimensions.dimensions for v in d.values if v.unreachable]
+
+
+def _unranged(cmap: CoverageMap) -> list[str]:
+    """``dimension=value`` of every value a run could produce that no rule's range holds yet (nothing counts it)."""
+    if cmap.dimensions is None:
+        return []
+    return [
+        f"{d.id}={v.id}"
+        for d in cmap.dimensions.dimensions
+        for v in d.values
+        if not v.unreachable and not any(r.covers(v) for r in d.rules)
+    ]
 
 
 def _allowance_counts(cmap: CoverageMap) -> str:
@@ -134,6 +176,14 @@ def _trailer(cmap: CoverageMap, bullet: str) -> list[str]:
         lines += [
             f"{bullet}{a.id} ({a.side}): {r.test}: {' '.join(r.why.split())}" for a in rejected for r in a.rejected_by
         ]
+    unreachable = _unreachable(cmap)
+    if unreachable:
+        lines += ["", f"Dimension values no run here produces ({len(unreachable)}; specs/coverage/dimensions.yml):"]
+        lines += [f"{bullet}{value}: {why}" for value, why in unreachable]
+    unranged = _unranged(cmap)
+    if unranged:
+        lines += ["", f"Dimension values in no rule's range yet, so no check counts them ({len(unranged)}):"]
+        lines += [f"{bullet}{value}" for value in unranged]
     if cmap.accounting:
         lines += ["", "Reference texts, sentence by sentence:"] + [f"{bullet}{line}" for line in accounting_lines(cmap)]
     if cmap.unaccounted:
@@ -198,6 +248,7 @@ def render_text(cmap: CoverageMap) -> str:
                 lines.append(f"      broken by: {_proof(c)}")
             if c.allowances is not None and c.status != "not-checkable" and (c.allowances or c.rule.room):
                 lines.append(f"      allowed: {_allowed(c)}")
+            lines += [f"      {line}" for line in _covers(c)]
             if c.exercised_by:
                 lines.append(f"      exercised by: {_tests(c.exercised_by, SHOWN_TESTS)}")
             if c.rule.not_checkable:
@@ -215,8 +266,8 @@ def render_markdown(cmap: CoverageMap) -> str:
             "",
             f"## {title} ({len(rules)})",
             "",
-            "| rule | level | section | rule, paraphrased | status | tests | compares | broken by | allowed |",
-            "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+            "| rule | level | section | rule, paraphrased | status | tests | compares | broken by | allowed | covers |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
         ]
         for c in rules:
             tests = _tests(c.checked_by, None) or (
@@ -232,6 +283,7 @@ def render_markdown(cmap: CoverageMap) -> str:
                 c.rule.check if c.checked_by else "",
                 _proof(c) if c.status != "not-checkable" else "",
                 _allowed(c) if c.status != "not-checkable" else "",
+                "; ".join(_covers(c)),
             ]
             cells = [cell.replace("|", "\\|") for cell in cells]
             lines.append("| " + " | ".join(cells) + " |")

@@ -594,6 +594,13 @@ def _closed_answers_at_once(check: Check, scope: str, budget_s: float) -> None:
         )
 
 
+def check_iteration_modes(check: Check) -> None:
+    """Section 6.4.1: each mode ``hello`` declares, driven for real (:mod:`harness.app.executor_check_modes`)."""
+    from harness.app.executor_check_modes import check_iteration_modes as check_each_mode
+
+    check_each_mode(check)
+
+
 def check_eof(check: Check) -> None:
     status = check.process.finish()
     if status != 0:
@@ -614,6 +621,7 @@ CHECKS: list[tuple[str, Callable[[Check], None], bool]] = [
     ("iterateOnce, the iteration budget and close", check_stream_iteration, True),
     ("an argument the executor cannot pass", check_unknown_arguments, True),
     ("a stream the server closed", check_closed_stream, True),
+    ("iteration modes", check_iteration_modes, True),
     ("EOF handling", check_eof, False),
 ]
 
@@ -688,11 +696,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def command_executor_check(args: argparse.Namespace) -> int:
     if args.uri:
-        from harness.targets.safety import DestructiveTargetRefused, check_destructive
+        from harness.core.ports import TargetUnavailable
+        from harness.targets.safety import check_destructive
+        from harness.targets.uri_target import discovers_members, probe_members
 
-        try:
+        try:  # the same guard as a run's uri= target: the seeds, then every member they report
             check_destructive(args.uri, args.allow_destructive)
-        except DestructiveTargetRefused as exc:
+            if not args.allow_destructive and discovers_members(args.uri):
+                probe_members(args.uri)
+        except TargetUnavailable as exc:
             print(f"harness executor-check: {exc}")
             return 2
         return run_checks(args.executor, args.uri)

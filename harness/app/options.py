@@ -26,6 +26,12 @@ def _failpoint_modes() -> list[str]:
     return list(plugins().failpoint_modes)
 
 
+def _iteration_modes() -> list[str]:
+    from harness.core.ports import ITERATION_MODES
+
+    return list(ITERATION_MODES)
+
+
 @dataclass(frozen=True)
 class RunOption:
     """One option of a run, as the CLI and pytest spell it."""
@@ -100,6 +106,15 @@ RUN_OPTIONS: tuple[RunOption, ...] = (
         "itself; auto (default): native when the target accepts it",
         default="auto",
         choices=_failpoint_modes,
+    ),
+    RunOption(
+        "iteration_mode",
+        ("--iteration-mode",),
+        "--iteration-mode",
+        "how the driver under test consumes change streams (docs/executor-protocol.md 6.4.1); a mode the driver "
+        "does not offer refuses the run (exit 2, naming the driver's modes); default: the driver's own, recorded in "
+        "every result's driver.iteration_mode",
+        choices=_iteration_modes,
     ),
     RunOption(
         "network_faults",
@@ -192,6 +207,7 @@ def run_options(value: Callable[[RunOption], Any], labels: dict[str, str] | None
         settings=RunSettings(
             test_timeout_s=float(values["timeout"]),
             iteration_timeout_s=float(values["iteration_timeout"]),
+            iteration_mode=values["iteration_mode"] or None,
             require_schema=bool(values["require_schema"]),
         ),
     )

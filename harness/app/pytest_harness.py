@@ -160,14 +160,13 @@ def _harness_run(config: pytest.Config) -> Any:
     if run is None:
         from harness.app.compose import new_run
         from harness.core.expectations import ExpectationsError
-        from harness.core.ports import TargetUnavailable
+        from harness.core.ports import DriverUnavailable, TargetUnavailable
 
         options = from_pytest_config(config)
-        from harness.app.compose import note_schemas
-        from harness.app.spec_sources import provenance
+        from harness.app.compose import note_schemas, note_spec_sources
 
         if options_specs := config.getoption("specs"):
-            options.provenance["spec_sources"] = provenance(options_specs)
+            note_spec_sources(options, options_specs)
         from harness.app.compose import note_pins, note_plugin_problems
 
         loaded = config.stash.get(_TESTS_KEY, [])
@@ -191,7 +190,7 @@ def _harness_run(config: pytest.Config) -> Any:
         try:
             run = new_run(options)
             run.__enter__()
-        except (TargetUnavailable, ExpectationsError) as exc:  # once, not again for every item
+        except (TargetUnavailable, DriverUnavailable, ExpectationsError) as exc:  # once, not again for every item
             pytest.exit(f"harness: {exc}", returncode=2)
         config.stash[_RUN_KEY] = run
     return run

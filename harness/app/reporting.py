@@ -4,10 +4,15 @@ On a terminal, a live line names the test(s) in progress and how long each
 has been running, redrawn twice a second, so a slow test is never silent;
 elsewhere (CI logs, pipes) output is plain lines, one per finished test.
 The summary ends with the slowest tests.
+
+Every line goes out through :meth:`ConsoleReporter._print`, which shows the control characters of what it
+prints instead of sending them (:func:`harness.core.terminal_text.printable`): test ids, descriptions and
+failure messages come from spec files and servers, and must not retitle the window or erase a ``FAIL`` line.
 """
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import sys
 import threading
@@ -17,6 +22,7 @@ from typing import Any, TextIO
 
 from harness.core.expectations import UNEXPECTED_PASS
 from harness.core.run_notes import RunNotes
+from harness.core.terminal_text import printable
 from harness.core.verdicts import ERROR, FAILED, OUTCOMES, PASSED, SKIPPED
 
 _LABEL = {PASSED: "PASS", FAILED: "FAIL", ERROR: "ERROR", SKIPPED: "SKIP"}
@@ -50,10 +56,11 @@ class ConsoleReporter:
         self._stop = threading.Event()
         self._ticker: threading.Thread | None = None
 
-    def _print(self, text: str = "") -> None:
+    def _print(self, text: str = "", *, block: bool = False) -> None:
+        """One line, its control characters shown (``block``: a line of a multi-line message, tabs kept)."""
         with self._lock:
             self._clear_live()
-            print(text, file=self.stream, flush=True)
+            print(printable(text, block=block), file=self.stream, flush=True)
 
     def start(self, run: Any, workers: int = 1) -> None:
         self.expectations = run.expectations
@@ -89,7 +96,7 @@ class ConsoleReporter:
             ]
             width = shutil.get_terminal_size((100, 20)).columns - 1
             text = f"[{len(self.results):>3}/{self.total}] running: " + ", ".join(parts)
-            self.stream.write("\r\033[K" + text[:width])
+            self.stream.write("\r\033[K" + printable(text)[:width])
             self.stream.flush()
             self._drawn = True
 
@@ -97,6 +104,16 @@ class ConsoleReporter:
         if self._drawn:
             self.stream.write("\r\033[K")
             self._drawn = False
+
+    def stop_live(self) -> None:
+        """No more live line: the run ended, or was stopped (a results file that cannot be written) without a
+        summary; the line on screen is cleared so the last message stands alone."""
+        self._stop.set()
+        if self._ticker is not None:
+            self._ticker.join(2)
+            self._ticker = None
+        with self._lock, contextlib.suppress(OSError):  # the terminal may be gone (SIGHUP, a closed pipe)
+            self._clear_live()
 
     def report(self, result: Any) -> None:
         with self._lock:
@@ -119,8 +136,8 @@ class ConsoleReporter:
                 f"[{n:>3}/{self.total}] {_LABEL[result.outcome]:<5} {result.test_id} ({result.duration_s:.2f}s){known}"
             )
         if result.outcome in (FAILED, ERROR) and (not self.quiet or not result.classification.expected):
-            for line in result.message.splitlines():
-                self._print(f"        {line}")
+            for line in _lines(result.message):
+                self._print(f"        {line}", block=True)
         elif result.outcome == SKIPPED and not self.quiet:
             self._print(f"        skipped: {result.message}")
 
@@ -159,9 +176,7 @@ class ConsoleReporter:
 
     def finish(self, interrupted: str = "") -> int:
         """The summary; ``interrupted`` (``interrupted by SIGTERM``) says the run was stopped before its end."""
-        self._stop.set()
-        if self._ticker is not None:
-            self._ticker.join(2)
+        self.stop_live()
         by_file: dict[str, Counter] = defaultdict(Counter)
         for result in self.results:
             by_file[result.file][result.outcome] += 1
@@ -208,3 +223,9 @@ class ConsoleReporter:
         if failing:
             self._print(f"--strict: {len(failing)} note(s) fail this run")
         return 1 if unexpected or failing else 0
+
+
+def _lines(message: str) -> list[str]:
+    """A message's lines, split at newlines only: a carriage return or another break inside a line is shown
+    (:func:`printable`), not obeyed, so it cannot hide the text before it."""
+    return message.rstrip("\n").split("\n") if message else []

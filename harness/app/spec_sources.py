@@ -37,6 +37,7 @@ import shutil
 import sys
 import tarfile
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -46,6 +47,7 @@ from harness.core.project_data import DATA_FOLDERS, project_data
 from harness.engine import child_processes
 from harness.formats.cache import cache_dir
 from harness.formats.pins import sha256_of
+from harness.formats.special_files import unread_entries, unread_note
 
 ORIGIN_FILE = "origin.json"
 #: What each pypi: source takes from pymongo's sdist: name -> folders under the sdist's test/.
@@ -137,9 +139,15 @@ def _project_data(text: str, parts: list[str]) -> Resolved:
     return Resolved(path, {"source": text, "kind": "project", "path": str(path)})
 
 
-def provenance(paths: list[Any]) -> list[dict[str, Any]]:
-    """What each ``--specs`` root is: its fetched origin (found by ``origin.json`` above it), or a local path."""
+def provenance(paths: list[Any], say: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
+    """What each ``--specs`` root is: its fetched origin (found by ``origin.json`` above it), or a local path.
+
+    Both front ends call it with the run's roots before the run starts, so it also says (``say``; by default on
+    stderr, as the run's other notes on its inputs) which entries of those folders are not regular files and were
+    never opened (:mod:`harness.formats.special_files`), and records them in the root's origin (``not_read``).
+    """
     found = []
+    unread_by_run: list[tuple[Path, str]] = []
     for path in paths:
         resolved = Path(path).resolve()
         origin: dict[str, Any] = {"source": str(path), "kind": "path"}
@@ -147,8 +155,18 @@ def provenance(paths: list[Any]) -> list[dict[str, Any]]:
             if (folder / ORIGIN_FILE).is_file():
                 origin = {**json.loads((folder / ORIGIN_FILE).read_text(encoding="utf-8")), "path": str(resolved)}
                 break
+        unread = unread_entries([Path(path)])
+        if unread:
+            origin["not_read"] = {str(entry): kind for entry, kind in unread}
+            unread_by_run.extend(unread)
         found.append(origin)
+    if unread_by_run:
+        (say or _say_on_stderr)(f"harness: note: {unread_note(unread_by_run)}")
     return found
+
+
+def _say_on_stderr(words: str) -> None:
+    print(words, file=sys.stderr)
 
 
 def download_sdist(project: str, version: str, folder: Path) -> Path:

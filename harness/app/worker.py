@@ -46,7 +46,7 @@ def _serve_runs(connection: Any, options: Any, tests: list[Any] | None, collect:
     """:func:`serve`'s runs, one after another while targets are lost and replaced."""
     from harness.app import compose
     from harness.core.expectations import ExpectationsError
-    from harness.core.ports import TargetUnavailable
+    from harness.core.ports import DriverUnavailable, TargetUnavailable
 
     lost: str | None = None
     try:
@@ -69,7 +69,7 @@ def _serve_runs(connection: Any, options: Any, tests: list[Any] | None, collect:
                 return 0
             if not ran and "target_restarted_after" in run_options.provenance:
                 raise TargetUnavailable(f"the restarted target was lost too before it ran a test ({lost})")
-    except (TargetUnavailable, ExpectationsError) as exc:
+    except (TargetUnavailable, DriverUnavailable, ExpectationsError) as exc:  # a driver refusing the run's mode too
         why = f"restarting the target after '{lost}' failed: {exc}" if lost is not None else str(exc)
         connection.send(("fatal", why))
         return 2

@@ -17,7 +17,9 @@ the same surface behind an executor process.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
+from types import MappingProxyType
 from typing import Any, Protocol
 
 from harness.core.errors import HarnessError
@@ -49,6 +51,41 @@ DRIVER_CAPABILITIES = frozenset(
         "sdam_events",  # DriverScope.events(..., "sdam")
     }
 )
+
+#: The public ways a driver may offer an application to consume a change stream (docs/executor-protocol.md,
+#: section 6.4.1, whose table says how each carries out ``iterateUntilDocumentOrError`` and ``iterateOnce``): a
+#: driver can keep a rule in one and break it in another, so a run names one (``--iteration-mode``) and every
+#: record says which (``driver.iteration_mode``). :attr:`DriverAdapter.iteration_modes` lists the ones an adapter
+#: drives for real, its default first.
+ITERATION_MODES: Mapping[str, str] = MappingProxyType(
+    {
+        "next": "a blocking or awaited next: pymongo next(stream), Node await stream.next(), Go stream.Next(ctx)",
+        "tryNext": "a non-blocking next that returns nothing when no change is buffered: pymongo try_next()",
+        "iterator": "the language's iteration protocol, one iterator kept per stream: for change in stream",
+        "emitter": "a callback per change and per error: Node stream.on('change', ...)",
+        "stream": "a readable stream of changes: Node stream.stream() read through 'data'",
+    }
+)
+#: What a driver that declares no modes offers (an executor whose ``hello`` has no ``iterationModes``).
+DEFAULT_ITERATION_MODES = ("next",)
+
+
+def iteration_mode_problems(modes: Any) -> list[str]:
+    """What is wrong with a declared list of iteration modes (empty when nothing is): it must be a non-empty list
+    of names from :data:`ITERATION_MODES`, each once (docs/executor-protocol.md, section 4)."""
+    if not isinstance(modes, (list, tuple)) or not all(isinstance(mode, str) for mode in modes):
+        return [f"iterationModes must be an array of mode names, got {modes!r}"]
+    problems = []
+    if not modes:
+        problems.append("iterationModes must name at least one mode (leave it out to mean ['next'])")
+    unknown = [mode for mode in modes if mode not in ITERATION_MODES]
+    if unknown:
+        problems.append(f"unknown iteration modes {unknown} (known: {list(ITERATION_MODES)})")
+    repeated = sorted({mode for mode in modes if modes.count(mode) > 1})
+    if repeated:
+        problems.append(f"iteration modes listed more than once: {repeated}")
+    return problems
+
 
 #: ``DriverScope.events`` families that are capabilities (command events every adapter must publish).
 EVENT_FAMILY_CAPABILITIES = {"cmap": "cmap_events", "sdam": "sdam_events"}
@@ -149,11 +186,18 @@ class DriverAdapter(Protocol):
     #: The oldest server wire version the driver supports (None: unknown): a test that emulates an older
     #: server (reply shaping) is skipped for it, as the rule it checks does not bind the driver.
     min_wire_version: int | None
+    #: The ways to consume a change stream the adapter drives through the driver's own API, names from
+    #: :data:`ITERATION_MODES`; the first is the default (the driver's most common one).
+    iteration_modes: tuple[str, ...]
 
-    def open_scope(self, uri: str, *, iteration_timeout_s: float, fast_heartbeats: bool = False) -> DriverScope:
+    def open_scope(
+        self, uri: str, *, iteration_timeout_s: float, fast_heartbeats: bool = False, iteration_mode: str | None = None
+    ) -> DriverScope:
         """A new scope; with ``fast_heartbeats``, every client whose ``uriOptions`` leave
         ``heartbeatFrequencyMS`` unset gets :attr:`fast_heartbeat_ms` (the unified format allows it for tests
-        that configure fail points, and forbids it for clients that set the option themselves)."""
+        that configure fail points, and forbids it for clients that set the option themselves). Every change
+        stream of the scope is consumed in ``iteration_mode`` (None: the default, the first of
+        :attr:`iteration_modes`; one the adapter does not declare is refused: :func:`chosen_iteration_mode`)."""
         ...
 
     def restart(self) -> None:
@@ -166,6 +210,24 @@ class DriverUnavailable(Exception):
     """The driver under test cannot be set up on this machine (unknown, or its runtime or packages are missing):
     the run is refused before its target starts (exit 2), and the message names the command that installs
     what is missing."""
+
+
+def chosen_iteration_mode(driver: DriverAdapter, requested: str | None) -> str:
+    """The mode a run (or a scope) consumes change streams in: ``requested``, or the driver's default made explicit.
+
+    A mode the driver does not declare is refused with :class:`DriverUnavailable` naming the ones it does, so a run
+    that asks for one stops before its target starts (exit 2) instead of certifying another mode under its name."""
+    if requested is None:
+        return driver.iteration_modes[0]
+    if requested not in driver.iteration_modes:
+        known = (
+            "" if requested in ITERATION_MODES else f" (not a mode at all: the modes are {', '.join(ITERATION_MODES)})"
+        )
+        raise DriverUnavailable(
+            f"--iteration-mode {requested}: the {driver.name} driver does not offer it{known}; its iteration modes: "
+            f"{', '.join(driver.iteration_modes)}"
+        )
+    return requested
 
 
 # -- targets -------------------------------------------------------------------------------
@@ -289,6 +351,12 @@ class Target(Protocol):
 
     def server_address(self) -> tuple[str, int] | None:
         """Where the server itself listens, beneath anything that presents it; None: where ``admin`` connects."""
+        ...
+
+    def refusal(self, address: tuple[str, int] | None = None) -> str | None:
+        """Why the harness must not use this deployment any more (or reach ``address`` on it): the guard in front of
+        a deployment the harness did not start saw a host off the loopback interface appear. None: nothing refused.
+        The run stops at the next test with this reason."""
         ...
 
 

@@ -18,6 +18,7 @@ from bson import json_util
 from bson.json_util import JSONMode, JSONOptions
 
 from harness import __version__
+from harness.core.credentials import redact_text
 
 RECORD_SCHEMA = "cs-harness.result/1"
 #: How records are written: relaxed Extended JSON (plain numbers, ``{"$oid": ...}`` for ObjectIds).
@@ -45,7 +46,7 @@ class RunProvenance:
     def as_fields(self) -> dict[str, Any]:
         return {
             "run_id": self.run_id,
-            "target": self.target,
+            "target": redacted_target(self.target),
             "driver": self.driver,
             "failpoints": self.failpoints,
             "harness": {"name": "cs-conformance-harness", "version": __version__},
@@ -53,6 +54,14 @@ class RunProvenance:
             "host": {"name": socket.gethostname(), "platform": platform.platform()},
             **self.extra,
         }
+
+
+def redacted_target(target: dict[str, Any]) -> dict[str, Any]:
+    """A target's provenance with its connection string's secrets hidden: a record is written to a file and shared,
+    whichever target built the provenance (the targets redact it too; this is where it leaves the process)."""
+    if not isinstance(target.get("uri"), str):
+        return target
+    return {**target, "uri": redact_text(target["uri"])}
 
 
 def make_record(

@@ -23,6 +23,8 @@ NOTE_KINDS: dict[str, bool] = {
     "stale-expectation": True,
     #: tests of a pinned file that the run selected and that produced no result
     "pinned-test-missing": True,
+    #: an entry of a --specs folder that is not a regular file (a FIFO, a device, a link to one): never opened
+    "spec-entry-not-read": True,
     #: an entry for a test the run did not select (-k), or for a pinned file it did not load (another --specs)
     "expectation-not-selected": False,
     #: an entry whose tests all ran here as skips or were cut short before every check (not exercised)

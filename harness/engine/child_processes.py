@@ -14,6 +14,10 @@ that neither a child's own session nor a library's spawn escapes:
   adds to ``os.environ``, so children of children and processes a library starts carry it too) and every
   forked process it was told to :func:`watch`.
 
+While the harness runs, a child that must end with everything it started (an executor the harness kills, a
+command :func:`run` kills at its timeout) is ended as a :class:`~harness.engine.process_tree.ProcessTree`: its
+descendants and whatever holds its pipes too, in any session, so that no read of its output waits for ever.
+
 :func:`ended` says how a child ended without reaping it, so the run can name a target process that died
 (``target secantusdb-daemon exited (signal 9)``) while the target's own ``Popen`` still owns the exit status.
 
@@ -36,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.engine.lifeline import VARIABLE, start_time
+from harness.engine.process_tree import ProcessTree, pipe_inodes
 
 #: ``prctl`` option number of PR_SET_PDEATHSIG (linux/prctl.h).
 PR_SET_PDEATHSIG = 1
@@ -43,6 +48,8 @@ PR_SET_PDEATHSIG = 1
 _DEATH_SIGNAL = int(signal.SIGKILL)
 #: How often a forked worker looks at its parent pid (the fallback where PDEATHSIG does not exist or did not fire).
 PARENT_POLL_S = 0.5
+#: After :func:`run` killed a command that overran its timeout, how long it reads the output left in its pipes.
+OVERRUN_DRAIN_S = 2.0
 
 _LIFELINE_SCRIPT = Path(__file__).with_name("lifeline.py")
 
@@ -167,8 +174,8 @@ def run(
     command: Any, *, timeout: float | None = None, check: bool = False, **options: Any
 ) -> subprocess.CompletedProcess[Any]:
     """``subprocess.run`` through :func:`popen`: the same arguments and result (``input``, ``capture_output``,
-    ``text``...), and a command still running at ``timeout`` is killed and :class:`subprocess.TimeoutExpired`
-    raised, as there."""
+    ``text``...), and a command still running at ``timeout`` is killed, with everything it started, and
+    :class:`subprocess.TimeoutExpired` raised, as there."""
     data = options.pop("input", None)
     if data is not None:
         options["stdin"] = subprocess.PIPE
@@ -178,8 +185,7 @@ def run(
         try:
             stdout, stderr = process.communicate(data, timeout=timeout)
         except subprocess.TimeoutExpired:
-            process.kill()
-            process.communicate()
+            _end_overrun(process, bool(options.get("start_new_session")))
             raise
         except BaseException:
             process.kill()
@@ -188,6 +194,18 @@ def run(
     if check:
         done.check_returncode()
     return done
+
+
+def _end_overrun(process: subprocess.Popen[Any], own_group: bool) -> None:
+    """Kill a command that overran its timeout and everything it started: a grandchild that keeps its pipes (a
+    daemon in a session of its own) would keep ``communicate`` waiting for ever. What output is left is read
+    within :data:`OVERRUN_DRAIN_S`; past that the pipes are left to ``Popen``'s exit, which closes them."""
+    pipes = [pipe.fileno() for pipe in (process.stdout, process.stderr) if pipe is not None and not pipe.closed]
+    ProcessTree(process.pid, pipes=pipe_inodes(pipes), group=own_group).end()
+    try:
+        process.communicate(timeout=OVERRUN_DRAIN_S)
+    except subprocess.TimeoutExpired:
+        pass
 
 
 def die_with_parent() -> None:

@@ -29,26 +29,34 @@ PASSES = 20
 PASS_PAUSE_S = 0.05
 
 
-def start_time(pid: int) -> int | None:
-    """A live process's start time (clock ticks after boot, ``/proc/PID/stat`` field 22); None when it is gone or
-    a zombie (it has exited: only its parent's wait is missing, and a signal changes nothing)."""
+def stat_fields(pid: int) -> list[bytes] | None:
+    """A live process's ``/proc/PID/stat`` fields after its name (the first is its state, field 3); None when it is
+    gone or a zombie (it has exited: only its parent's wait is missing, and a signal changes nothing)."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as handle:
             text = handle.read()
     except OSError:
         return None
-    fields = text[text.rindex(b")") + 2 :].split()
-    return None if fields[0] == b"Z" else int(fields[19])
+    fields = text[text.rindex(b")") + 2 :].split()  # the name may hold spaces and parentheses: cut at the last
+    return None if fields[0] == b"Z" else fields
 
 
-def carries(pid: int, token: bytes) -> bool:
-    """Whether process ``pid`` was started under the lifeline whose token is ``token`` (its environment says)."""
+def start_time(pid: int) -> int | None:
+    """A live process's start time (clock ticks after boot, ``/proc/PID/stat`` field 22); None when it is gone or
+    a zombie."""
+    fields = stat_fields(pid)
+    return None if fields is None else int(fields[19])
+
+
+def carries(pid: int, token: bytes, variable: str = VARIABLE) -> bool:
+    """Whether process ``pid`` was started under the lifeline whose token is ``token`` (its environment says); with
+    ``variable``, under another list of tokens (:mod:`harness.engine.process_tree` names executors' trees so)."""
     try:
         with open(f"/proc/{pid}/environ", "rb") as handle:
             environment = handle.read()
     except OSError:
         return False
-    prefix = VARIABLE.encode() + b"="
+    prefix = variable.encode() + b"="
     for entry in environment.split(b"\0"):
         if entry.startswith(prefix):
             return token in entry[len(prefix) :].split()

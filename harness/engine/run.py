@@ -24,7 +24,14 @@ from harness.core.causes import of_verdict
 from harness.core.credentials import redact_text
 from harness.core.expectations import Classification, Expectations, ExpectationsError, with_uri_options
 from harness.core.model import SpecTest
-from harness.core.ports import DriverAdapter, PairIncompatible, Target, TargetInfo, TargetUnavailable
+from harness.core.ports import (
+    DriverAdapter,
+    PairIncompatible,
+    Target,
+    TargetInfo,
+    TargetUnavailable,
+    chosen_iteration_mode,
+)
 from harness.core.project_data import project_data
 from harness.core.records import RunProvenance, make_record, new_run_id, utc_now
 from harness.core.rules import RuleIndex
@@ -212,7 +219,7 @@ class HarnessRun:
         self.provenance = RunProvenance(
             run_id=self.run_id,
             target=self.target.info.as_record(),
-            driver=driver_record(self.driver),
+            driver=driver_record(self.driver, self.options.settings.iteration_mode),
             failpoints=self._failpoint_setup.backend.name,
             extra=extra,
         )
@@ -276,6 +283,7 @@ class HarnessRun:
         A target that runs as a process the harness started names it in ``info.details["pid"]`` (a restart in
         place names the new one); once that process has exited, every later test of this run is an ``error``
         saying so, at once, instead of each waiting for its deadline. A parallel worker starts a new run.
+        A deployment the guard now refuses (a remote member appeared) is lost the same way, for good.
         """
         if self._target_lost is None:
             pid = self.target.info.details.get("pid")
@@ -283,6 +291,10 @@ class HarnessRun:
                 how = child_processes.ended(pid)
                 if how is not None:
                     self._target_lost = f"target {redact_text(self.options.target.partition('=')[0])} {how}"
+        if self._target_lost is None:
+            refused = self.target.refusal()
+            if refused is not None:
+                self._target_lost = redact_text(refused)
         return self._target_lost
 
     def _verdict_on_target(self, test: SpecTest | Check) -> Verdict:
@@ -327,10 +339,16 @@ class HarnessRun:
         return result
 
 
-def driver_record(driver: DriverAdapter) -> dict[str, Any]:
-    """The ``driver`` of every record: name, version, language, and the executor's command line for a driver
+def driver_record(driver: DriverAdapter, iteration_mode: str | None = None) -> dict[str, Any]:
+    """The ``driver`` of every record: name, version, language, the iteration mode its change streams were consumed
+    in (``--iteration-mode``, the driver's default made explicit), and the executor's command line for a driver
     that runs in one (an in-process driver's records have no ``executor``)."""
-    record: dict[str, Any] = {"name": driver.name, "version": driver.version, "language": driver.language}
+    record: dict[str, Any] = {
+        "name": driver.name,
+        "version": driver.version,
+        "language": driver.language,
+        "iteration_mode": chosen_iteration_mode(driver, iteration_mode),
+    }
     if driver.executor is not None:
         record["executor"] = driver.executor
     return record

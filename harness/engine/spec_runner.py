@@ -75,6 +75,9 @@ from harness.formats.unified_operations import TEST_RUNNER as FORMAT_RUNNER_OPER
 class RunSettings:
     test_timeout_s: float = 30.0
     iteration_timeout_s: float = 10.0
+    #: How every scope consumes its change streams (``--iteration-mode``, a name from
+    #: :data:`harness.core.ports.ITERATION_MODES`); None: the driver's default.
+    iteration_mode: str | None = None
     #: A test whose file has a schema format but was loaded without one (no schema found) is an error.
     require_schema: bool = False
 
@@ -167,7 +170,10 @@ class SpecRunner:
                 context.closers.append(route.close)  # closed with the test, even if opening the scope fails
             uri = route.uri if route is not None else self.driver_uri
             context.scope = self.driver.open_scope(
-                uri, iteration_timeout_s=self.settings.iteration_timeout_s, fast_heartbeats=fast
+                uri,
+                iteration_timeout_s=self.settings.iteration_timeout_s,
+                fast_heartbeats=fast,
+                iteration_mode=self.settings.iteration_mode,
             )
         for entity in test.entities:
             try:

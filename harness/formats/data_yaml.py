@@ -1,12 +1,15 @@
 """The one YAML reader for the project's own data files: rule catalogues, expected outcomes, pins, matrices.
 
 Spec files have their own reader (:mod:`harness.formats.spec_reader`: line
-numbers, limits, Extended JSON). These files are the project's, trusted and
-small, but read on every ``harness report``, ``coverage`` and ``certify``: the
-rule catalogues alone are 21 files, which PyYAML's pure-Python parser takes
-about half a second over. libyaml's parser (PyYAML's ``CSafeLoader``, when
-PyYAML was built with it) reads them several times faster, under the same safe
-constructor and resolver, so the values are the same
+numbers, limits, Extended JSON); both hold a file to the same rules
+(:mod:`harness.formats.strict_reader`: each key once, finite numbers), so a
+second ``outcome:`` in an expected-outcomes file or a second ``repeat:`` in a
+matrix is an error naming the line and the key, never a silent replacement.
+These files are read on every ``harness report``, ``coverage`` and
+``certify``: the rule catalogues alone are 21 files, which PyYAML's
+pure-Python parser takes about half a second over. libyaml's parser (PyYAML's
+``CParser``, when PyYAML was built with it) reads them several times faster,
+under the same constructor and resolver, so the values are the same
 (tests/harness/formats/test_data_yaml.py compares both on every file under specs/).
 """
 
@@ -16,10 +19,50 @@ from typing import Any
 
 import yaml
 
-#: libyaml's parser when PyYAML has it, else PyYAML's own; both with the safe constructor.
-SAFE_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+from harness.formats.strict_reader import InputError, StrictConstructor
+
+
+class _PyStrictLoader(
+    yaml.reader.Reader,
+    yaml.scanner.Scanner,
+    yaml.parser.Parser,
+    yaml.composer.Composer,
+    StrictConstructor,
+    yaml.resolver.Resolver,
+):
+    """PyYAML's ``SafeLoader`` with the strict constructor (where PyYAML has no libyaml)."""
+
+    def __init__(self, stream: str) -> None:
+        yaml.reader.Reader.__init__(self, stream)
+        yaml.scanner.Scanner.__init__(self)
+        yaml.parser.Parser.__init__(self)
+        yaml.composer.Composer.__init__(self)
+        StrictConstructor.__init__(self)
+        yaml.resolver.Resolver.__init__(self)
+
+
+#: libyaml's parser when PyYAML has it, else PyYAML's own; both with the strict (safe) constructor.
+SAFE_LOADER: Any = _PyStrictLoader
+if getattr(yaml, "__with_libyaml__", False):
+
+    class _CStrictLoader(yaml._yaml.CParser, StrictConstructor, yaml.resolver.Resolver):
+        """PyYAML's ``CSafeLoader`` with the strict constructor."""
+
+        def __init__(self, stream: str) -> None:
+            yaml._yaml.CParser.__init__(self, stream)
+            StrictConstructor.__init__(self)
+            yaml.resolver.Resolver.__init__(self)
+
+    SAFE_LOADER = _CStrictLoader
 
 
 def load_data_yaml(text: str) -> Any:
-    """The value of one YAML document (raises ``yaml.YAMLError`` as ``yaml.safe_load`` does)."""
-    return yaml.load(text, Loader=SAFE_LOADER)
+    """The value of one YAML document: raises ``yaml.YAMLError`` as ``yaml.safe_load`` does for text that is not
+    YAML, and :class:`~harness.formats.strict_reader.InputError` (a ``yaml.YAMLError`` too, whose message starts
+    ``line N:``) for a key twice or a number that is not finite."""
+    try:
+        return yaml.load(text, Loader=SAFE_LOADER)
+    except ValueError as exc:
+        if isinstance(exc, InputError):
+            raise
+        raise InputError(None, f"a value PyYAML cannot build: {exc}") from None  # e.g. an integer of 5,000 digits

@@ -18,7 +18,7 @@ def load_expectations(path: Path) -> Expectations:
     """The expectations in ``path``; a file that cannot be read or parsed raises :class:`ExpectationsError`."""
     try:
         data = load_data_yaml(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
+    except (OSError, yaml.YAMLError) as exc:  # the strict reader's errors too (a key twice...)
         raise ExpectationsError(f"{path}: cannot read expected outcomes: {exc}") from exc
     return Expectations.from_data(data, str(path), label_of(path))
 

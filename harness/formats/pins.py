@@ -182,7 +182,7 @@ def read_manifest(path: Path) -> list[PinnedFile]:
     """The pinned files of one manifest; a malformed one is a :class:`PinFileError` naming file and entry."""
     try:
         data = load_data_yaml(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
+    except (OSError, yaml.YAMLError) as exc:  # the strict reader's errors too (a key twice...)
         raise PinFileError(f"{path}: cannot read the pin manifest: {exc}") from exc
     if not isinstance(data, dict) or not isinstance(data.get("files"), dict):
         raise PinFileError(f"{path}: a pin manifest needs 'source', 'folder' and a 'files' mapping")

@@ -29,6 +29,7 @@ import yaml
 from harness.core.project_data import project_data
 from harness.core.rules import BREAKAGE_SIDES, RULE_ID, Allowance, Breakage, Rejection, Rule, RuleIndex, TestRules
 from harness.formats.data_yaml import load_data_yaml
+from harness.formats.strict_reader import InputError
 
 #: The project's own coverage files (``specs/coverage/``, as installed).
 COVERAGE_DIR = project_data("coverage")
@@ -99,6 +100,8 @@ def _read_yaml(path: Path) -> Any:
         return load_data_yaml(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise RuleFileError(f"{path}: cannot read: {exc}") from exc
+    except InputError as exc:  # valid YAML the strict reader refuses: a key twice, a number that is not finite
+        raise RuleFileError(f"{path}: {exc}") from exc
     except yaml.YAMLError as exc:
         raise RuleFileError(f"{path}: not valid YAML: {exc}") from exc
 

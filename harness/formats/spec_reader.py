@@ -8,23 +8,29 @@ Test line numbers come from the YAML node marks, or from a scan of the JSON
 text for the test's description. What a file may build is bounded by
 :mod:`harness.formats.load_limits`: the composer counts every node, and each
 alias as everything its anchor stands for, so a hostile file is refused
-before it is expanded.
+before it is expanded. Both encodings are read strictly
+(:mod:`harness.formats.strict_reader`): a key twice in one mapping, or a number
+that is not finite, is an error naming the line and the key.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 from bson import json_util
+from bson.errors import BSONError
 from bson.json_util import JSONMode, JSONOptions
 
 from harness.formats import cache, load_limits
 from harness.formats.load_limits import LoadBudget, LoadLimitExceeded
+from harness.formats.special_files import irregular
+from harness.formats.strict_reader import InputError, StrictConstructor, load_json
 
 SPEC_SUFFIXES = (".yml", ".yaml", ".json")
 
@@ -117,7 +123,7 @@ class _SpecYamlLoader(
     yaml.scanner.Scanner,
     yaml.parser.Parser,
     _SpecComposer,
-    yaml.constructor.SafeConstructor,
+    StrictConstructor,
     yaml.resolver.Resolver,
 ):
     def __init__(self, stream: str) -> None:
@@ -125,7 +131,7 @@ class _SpecYamlLoader(
         yaml.scanner.Scanner.__init__(self)
         yaml.parser.Parser.__init__(self)
         _SpecComposer.__init__(self)
-        yaml.constructor.SafeConstructor.__init__(self)
+        StrictConstructor.__init__(self)
         yaml.resolver.Resolver.__init__(self)
 
 
@@ -135,7 +141,7 @@ if getattr(yaml, "__with_libyaml__", False):
     class _FastSpecYamlLoader(  # type: ignore[no-redef]
         _SpecComposer,
         yaml._yaml.CParser,
-        yaml.constructor.SafeConstructor,
+        StrictConstructor,
         yaml.resolver.Resolver,
     ):
         """libyaml's scanner and parser (about five times faster) under the same composer and constructor.
@@ -148,7 +154,7 @@ if getattr(yaml, "__with_libyaml__", False):
         def __init__(self, stream: str) -> None:
             yaml._yaml.CParser.__init__(self, stream)
             _SpecComposer.__init__(self)
-            yaml.constructor.SafeConstructor.__init__(self)
+            StrictConstructor.__init__(self)
             yaml.resolver.Resolver.__init__(self)
 
 
@@ -169,9 +175,14 @@ class SpecDocument:
     test_lines: list[int | None] = field(default_factory=list)
 
 
-def decode_extended_json(value: Any) -> Any:
-    """Turn plain JSON-shaped data into BSON-typed values (``$oid``, ``$numberLong``...)."""
-    return json_util.loads(json.dumps(value), json_options=_JSON_OPTIONS)
+def decode_extended_json(text: str) -> Any:
+    """BSON-typed values (``$oid``, ``$numberLong``...) of an Extended JSON text: a fresh read decodes the file's
+    document this way, and a cache hit the entry that holds the same document (:func:`_cached_document`)."""
+    return json_util.loads(text, json_options=_JSON_OPTIONS)
+
+
+#: What decoding Extended JSON raises for a malformed value (``{$oid: "zz"}``, ``{$numberDecimal: "x"}``...).
+_DECODE_ERRORS = (TypeError, ValueError, ArithmeticError, BSONError)
 
 
 def read_spec_file(path: Path) -> SpecDocument:
@@ -179,7 +190,8 @@ def read_spec_file(path: Path) -> SpecDocument:
 
     A file read before (the same bytes, under the same limits) comes from
     :mod:`harness.formats.cache`; only a document that loaded within the limits
-    is stored there.
+    is stored there, as data: the plain JSON document it decodes from and its
+    tests' lines (docs/spec-loading.md).
     """
     budget = LoadBudget()
     try:
@@ -190,26 +202,64 @@ def read_spec_file(path: Path) -> SpecDocument:
     except LoadLimitExceeded as exc:
         raise SpecFileError(f"{path}: {exc}") from exc
     entry = cache.key(path.suffix.encode(), load_limits.fingerprint(), raw)
-    cached = cache.get("documents", entry)
+    cached = cache.get("documents", entry, _cached_document, loads=decode_extended_json)
     if cached is not cache.MISSING:
         data, lines = cached
         return SpecDocument(path, data, lines)
     try:
-        document = _read_json(path, text, budget) if path.suffix == ".json" else _read_yaml(path, text, budget)
+        plain, lines = _read_json(path, text, budget) if path.suffix == ".json" else _read_yaml(path, text, budget)
+        budget.check_time()
+        extended = json.dumps(plain, allow_nan=False)
+        data = decode_extended_json(extended)
         budget.check_time()
     except LoadLimitExceeded as exc:
         raise SpecFileError(f"{path}: {exc}") from exc
-    cache.put("documents", entry, (document.data, document.test_lines))
-    return document
+    except _DECODE_ERRORS as exc:
+        raise SpecFileError(f"{path}: cannot decode Extended JSON: {exc}") from exc
+    cache.put("documents", entry, {"document": plain, "lines": lines})
+    return SpecDocument(path, data, lines)
+
+
+def _cached_document(value: Any) -> tuple[Any, list[int | None]]:
+    """A ``documents`` cache entry's document and lines (ValueError for an entry of another shape:
+    :func:`harness.formats.cache.get` then has the file read afresh).
+
+    The entry is the plain JSON document inside the cache's JSON envelope, and
+    the whole entry is decoded as Extended JSON in one pass: JSON is read the
+    same wherever it stands, so the document decodes to exactly what a fresh
+    read decodes from the same text, type for type (the envelope's own keys are
+    no Extended JSON).
+    """
+    if not (
+        isinstance(value, dict)
+        and value.keys() == {"document", "lines"}
+        and isinstance(value["lines"], list)
+        and all(line is None or (type(line) is int and line > 0) for line in value["lines"])
+    ):
+        raise ValueError("not a cached spec document")
+    data = value["document"]
+    tests = data.get("tests") if isinstance(data, dict) else None
+    if len(value["lines"]) != (len(tests) if isinstance(tests, list) else 0):
+        raise ValueError("a cached spec document whose lines are not its tests'")
+    return data, value["lines"]
 
 
 def _read_bounded(path: Path) -> bytes:
     """The file's bytes: refused by its size before any is read, and never read past the limit.
 
-    A file that grew since its size was taken, or a device, is read on only as far as the limit.
+    Only a regular file (or a link to one) is opened (:mod:`harness.formats.special_files`), without waiting (a
+    FIFO put in its place meanwhile is refused, not waited on). A file that grew since its size was taken is read
+    on only as far as the limit.
     """
-    with path.open("rb") as handle:
-        size = os.fstat(handle.fileno()).st_size
+    kind = irregular(path)
+    if kind is not None:
+        raise OSError(f"{kind}, not a regular file: not opened")
+    descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(descriptor, "rb") as handle:
+        status = os.fstat(descriptor)
+        if not stat.S_ISREG(status.st_mode):
+            raise OSError("not a regular file: not read")
+        size = status.st_size
         if size > load_limits.MAX_FILE_BYTES:
             raise load_limits.too_many_bytes(size)
         raw = handle.read(size + 1)  # not read(limit): that would allocate the limit for every file
@@ -220,21 +270,16 @@ def _read_bounded(path: Path) -> bytes:
     return raw
 
 
-def _read_json(path: Path, text: str, budget: LoadBudget) -> SpecDocument:
-    # Plain JSON first and the limits on it, so a file past a limit costs no Extended JSON decoding.
+def _read_json(path: Path, text: str, budget: LoadBudget) -> tuple[Any, list[int | None]]:
+    """The file's plain JSON value (read strictly, and within the limits) and its tests' lines."""
     try:
-        plain = json.loads(text)
+        plain = load_json(text)
     except RecursionError as exc:  # Python's json recurses per level: far deeper than the limit
         raise load_limits.too_deep() from exc
-    except ValueError as exc:
-        raise SpecFileError(f"{path}: invalid JSON: {exc}") from exc
+    except InputError as exc:
+        raise SpecFileError(f"{path}: {exc}") from exc
     load_limits.check_decoded(plain, budget)
-    try:
-        data = json_util.loads(text, json_options=_JSON_OPTIONS)
-    except (TypeError, ValueError) as exc:
-        raise SpecFileError(f"{path}: cannot decode Extended JSON: {exc}") from exc
-    budget.check_time()
-    return SpecDocument(path, data, _json_test_lines(text, data))
+    return plain, _json_test_lines(text, plain)
 
 
 def _json_test_lines(text: str, data: Any) -> list[int | None]:
@@ -265,26 +310,26 @@ def _compose(loader_class: Any, text: str, budget: LoadBudget | None = None) -> 
         loader.dispose()
 
 
-def _read_yaml(path: Path, text: str, budget: LoadBudget) -> SpecDocument:
+def _read_yaml(path: Path, text: str, budget: LoadBudget) -> tuple[Any, list[int | None]]:
+    """The file's plain value (read strictly, and within the limits) and its tests' lines."""
     try:
         try:
             if _FastSpecYamlLoader is None:
                 raise yaml.composer.ComposerError(None, None, "libyaml is not available")
             node, data = _compose(_FastSpecYamlLoader, text, budget)
+        except InputError:
+            raise  # a key twice, a number that is not finite: the same with either loader
         except yaml.YAMLError:  # text libyaml reads differently: the reference loader decides
             node, data = _compose(_SpecYamlLoader, text, budget.recount())
+    except InputError as exc:
+        raise SpecFileError(f"{path}: {exc}") from exc
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark is not None else ""
         raise SpecFileError(f"{path}:{where}: invalid YAML: {exc}") from exc
     except ValueError as exc:  # a scalar PyYAML cannot construct, e.g. an integer past Python's digit limit
         raise SpecFileError(f"{path}: invalid YAML: {exc}") from exc
-    budget.check_time()
-    try:
-        decoded = decode_extended_json(data)
-    except (TypeError, ValueError) as exc:
-        raise SpecFileError(f"{path}: cannot decode Extended JSON: {exc}") from exc
-    return SpecDocument(path, decoded, _yaml_test_lines(node))
+    return data, _yaml_test_lines(node)
 
 
 def _yaml_test_lines(node: Any) -> list[int | None]:
@@ -301,7 +346,9 @@ def discover_spec_files(roots: list[Path]) -> list[Path]:
 
     Where a directory holds ``x.yml`` and ``x.json`` both, the YAML is used
     (it is the source upstream; the JSON is generated from it). Pass the JSON
-    file explicitly to run it instead.
+    file explicitly to run it instead. Entries that are not regular files are
+    left out (never opened: :func:`harness.formats.special_files.unread_entries`
+    names them); a root that is one is refused by name.
     """
     found: list[Path] = []
     for root in roots:
@@ -309,7 +356,9 @@ def discover_spec_files(roots: list[Path]) -> list[Path]:
             found.append(root)
             continue
         if not root.is_dir():
-            raise SpecFileError(f"{root}: no such spec file or directory")
+            kind = irregular(root)
+            what = f"{kind}, not a spec file or directory: not read" if kind else "no such spec file or directory"
+            raise SpecFileError(f"{root}: {what}")
         candidates = sorted(p for p in root.rglob("*") if p.suffix in SPEC_SUFFIXES and p.is_file())
         stems = {p.with_suffix("") for p in candidates if p.suffix in (".yml", ".yaml")}
         found.extend(p for p in candidates if p.suffix != ".json" or p.with_suffix("") not in stems)

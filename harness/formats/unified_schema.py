@@ -29,6 +29,8 @@ from bson.json_util import JSONMode, JSONOptions
 
 from harness.core.project_data import shared_specs
 from harness.formats import cache
+from harness.formats.special_files import irregular
+from harness.formats.strict_reader import InputError, load_json
 
 #: The newest format version this runner implements; files of major 1 up to it are accepted.
 RUNNER_SCHEMA_VERSION = (1, 28)
@@ -83,13 +85,20 @@ def validate(path: Path, data: Any) -> str:
         return NO_SCHEMA
     text = json_util.dumps(data, json_options=_AS_JSON)
     entry = cache.key(text.encode(), _schema_bytes(schema_file))
-    problem = cache.get("schema-verdicts", entry)
+    problem = cache.get("schema-verdicts", entry, _cached_verdict)
     if problem is cache.MISSING:
         problem = _problem(schema_file, json.loads(text))
         cache.put("schema-verdicts", entry, problem)
     if problem is not None:
         raise SchemaProblem(problem)
     return schema_file.name
+
+
+def _cached_verdict(value: Any) -> str | None:
+    """A ``schema-verdicts`` cache entry: None (valid) or the problem's words; ValueError for anything else."""
+    if value is not None and not isinstance(value, str):
+        raise ValueError("not a schema verdict")
+    return value
 
 
 def find_schema(spec_file: Path, major: int) -> Path | None:
@@ -124,7 +133,7 @@ def _schemas_in(folder: Path, major: int) -> list[Path]:
     versioned = []
     for name in names:
         match = _SCHEMA_NAME.match(name)
-        if match and int(match.group(1)) == major:
+        if match and int(match.group(1)) == major and irregular(folder / name) is None:  # never a FIFO or device
             versioned.append((int(match.group(2)), folder / name))
     return [p for _, p in sorted(versioned)]
 
@@ -152,7 +161,7 @@ def _fast_validator(schema_file: Path) -> Any:
         import jsonschema_rs
     except ImportError:
         return None
-    return jsonschema_rs.validator_for(json.loads(_schema_bytes(schema_file)))
+    return jsonschema_rs.validator_for(_schema_document(schema_file))
 
 
 @lru_cache(maxsize=8)
@@ -160,9 +169,17 @@ def _schema_bytes(schema_file: Path) -> bytes:
     return schema_file.read_bytes()
 
 
+def _schema_document(schema_file: Path) -> Any:
+    """The schema file's JSON, read strictly (a key twice in a schema would drop a constraint without a word)."""
+    try:
+        return load_json(_schema_bytes(schema_file).decode("utf-8"))
+    except (InputError, UnicodeDecodeError) as exc:
+        raise SchemaProblem(f"{schema_file}: not a usable schema: {exc}") from None
+
+
 @lru_cache(maxsize=8)
 def _validator(schema_file: Path) -> Any:
-    schema = json.loads(schema_file.read_text(encoding="utf-8"))
+    schema = _schema_document(schema_file)
     import jsonschema
 
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft201909Validator)

@@ -50,6 +50,8 @@ class Cell:
     secantusdb: str | None = None
     #: Whether each repeat also runs the matrix's campaign (on SecantusDB targets only: see steps.py).
     campaign: bool = False
+    #: The run's ``--iteration-mode`` (None: the driver's default, no flag): the matrix's ``iteration_modes`` axis.
+    iteration_mode: str | None = None
 
     @property
     def target_name(self) -> str:
@@ -80,7 +82,8 @@ class Cell:
             target = _safe(self.target.replace("=", "-"))
         release = f"__secantusdb-{self.secantusdb or PINNED}" if self.secantus_target else ""
         driver = _release_id(self.driver.release) if self.driver.release else PINNED
-        return f"{self.driver.name}-{driver}__{target}{release}"
+        mode = f"__mode-{self.iteration_mode}" if self.iteration_mode else ""
+        return f"{self.driver.name}-{driver}__{target}{release}{mode}"
 
     @property
     def extras(self) -> tuple[str, ...]:
@@ -102,7 +105,7 @@ class Cell:
             labels["pymongo"] = self.pymongo
         if self.secantusdb is not None:
             labels["secantusdb"] = self.secantusdb
-        return labels
+        return {**labels, **self._mode()}
 
     def requested(self) -> dict[str, Any]:
         return {
@@ -111,6 +114,7 @@ class Cell:
             "pymongo": self.pymongo,
             "target": redact_uri(self.target),
             "secantusdb": self.secantusdb,
+            **self._mode(),
         }
 
     def planned(self, matrix_id: str, repeats: int) -> dict[str, Any]:
@@ -121,12 +125,18 @@ class Cell:
             "driver": str(self.driver),
             "target": redact_uri(self.target),
             "secantusdb": self.secantusdb,
+            **self._mode(),
             "repeats": repeats,
         }
 
+    def _mode(self) -> dict[str, str]:
+        """The cell's iteration mode, when the matrix has that axis (a cell without one is written as before)."""
+        return {} if self.iteration_mode is None else {"iteration_mode": self.iteration_mode}
+
 
 def expand(definition: MatrixDefinition) -> list[Cell]:
-    """Every cell, drivers outermost, in a stable order (the manifest, the plan and the summary follow it)."""
+    """Every cell, drivers outermost, then iteration modes, in a stable order (the manifest, the plan and the summary
+    follow it)."""
     targets: list[tuple[str, str | None]] = []
     for target in definition.targets:
         if target.partition("=")[0] in VERSIONED_TARGETS:
@@ -140,6 +150,9 @@ def expand(definition: MatrixDefinition) -> list[Cell]:
             target=target,
             secantusdb=release,
             campaign=definition.campaign is not None and target.partition("=")[0] in VERSIONED_TARGETS,
+            iteration_mode=mode,
         )
-        for driver, (target, release) in product(definition.drivers, targets)
+        for driver, mode, (target, release) in product(
+            definition.drivers, definition.iteration_modes or (None,), targets
+        )
     ]

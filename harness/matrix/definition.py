@@ -34,6 +34,7 @@ from typing import Any
 import yaml
 
 from harness.formats.data_yaml import load_data_yaml
+from harness.formats.strict_reader import InputError
 from harness.targets.connection_strings import redact as redact_uri
 
 #: The suites a cell runs, in the main job's order (default: all of them, as ``harness run --suite all`` with the
@@ -126,6 +127,9 @@ class MatrixDefinition:
     jobs: int = 1
     #: ``harness run -j`` inside each cell.
     workers: int = 1
+    #: ``--iteration-mode`` of each cell (docs/executor-protocol.md 6.4.1): every driver x target cell once per mode
+    #: listed; empty: once, in each driver's default mode (no ``--iteration-mode`` given).
+    iteration_modes: tuple[str, ...] = ()
 
     def identity(self) -> dict[str, Any]:
         """What decides the results of one repeat; the matrix id hashes it."""
@@ -146,6 +150,8 @@ class MatrixDefinition:
             },
             "keyword": self.keyword,
             "timeout": self.timeout,
+            # Only when given: a definition without modes keeps the id it had before modes existed.
+            **({"iteration_modes": list(self.iteration_modes)} if self.iteration_modes else {}),
         }
 
     @property
@@ -343,6 +349,21 @@ def _seconds(value: Any, where: str, base: Path) -> float:
     return seconds
 
 
+def _iteration_modes(value: Any, where: str, base: Path) -> tuple[str, ...]:
+    """``next,tryNext``: names from the vocabulary (:data:`harness.core.ports.ITERATION_MODES`); whether a cell's
+    driver offers a mode is for its run to say (a driver that does not is refused at start: exit 2, the cell fails
+    naming the driver's modes)."""
+    from harness.core.ports import ITERATION_MODES
+
+    items = _items(value, where)
+    unknown = [item for item in items if item not in ITERATION_MODES]
+    if unknown:
+        raise DefinitionError(
+            f"{where}: unknown iteration mode(s) {', '.join(unknown)}; modes: {', '.join(ITERATION_MODES)}"
+        )
+    return tuple(items)
+
+
 def _keyword(value: Any, where: str, base: Path) -> str:
     if not isinstance(value, str) or not value:
         raise DefinitionError(f"{where}: expected the text test ids must contain, got {value!r}")
@@ -477,6 +498,15 @@ FIELDS = (
     Field("repeat", "--repeat", "repeat", _positive, "N", "runs per cell (default 1)"),
     Field("jobs", "--jobs", "jobs", _positive, "N", "cells at a time (default 1)"),
     Field("workers", "--workers", "workers", _positive, "N", "harness run -j inside each cell (default 1)"),
+    Field(
+        "iteration_modes",
+        "--iteration-modes",
+        "iteration_modes",
+        _iteration_modes,
+        "M1,M2",
+        "each cell once per iteration mode (next, tryNext, iterator, emitter, stream; passed to harness run as "
+        "--iteration-mode); default: each driver's own default mode",
+    ),
     Field("keyword", "-k", "keyword", _keyword, "TEXT", "passed to harness run: only test ids containing it"),
     Field("timeout", "--timeout", "timeout", _seconds, "SECONDS", "passed to harness run: the per-test timeout"),
 )
@@ -490,6 +520,8 @@ def read_matrix_file(path: Path) -> dict[str, Any]:
         raise DefinitionError(f"--matrix {path}: cannot read it: {exc.strerror}") from None
     try:
         data = load_data_yaml(text)
+    except InputError as exc:  # a key twice, a number that is not finite
+        raise DefinitionError(f"{path}: {exc}") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         at = f" line {mark.line + 1}" if mark is not None else ""
@@ -557,6 +589,7 @@ def _assemble(values: dict[str, Any], given: dict[str, str], written: dict[str, 
         repeat=values.get("repeat", 1),
         jobs=values.get("jobs", 1),
         workers=values.get("workers", 1),
+        iteration_modes=values.get("iteration_modes", ()),
     )
 
 

@@ -86,6 +86,8 @@ def repeat_steps(
         common += ["--timeout", f"{definition.timeout:g}"]
     if definition.workers > 1:
         common += ["-j", str(definition.workers)]
+    if cell.iteration_mode is not None:
+        common += ["--iteration-mode", cell.iteration_mode]
     steps = [Step("run", [*harness, "run", *specs, "--suite", run_suite(definition), *common])]
     if cell.campaign and definition.campaign is not None:
         steps.append(

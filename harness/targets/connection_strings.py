@@ -8,7 +8,8 @@ colon) went wrong: ``mongodb://u:p@127.0.0.1:5000/`` came out as host
 ``u:p@127.0.0.1``. Every
 such question is answered here instead, on top of pymongo's own host and
 userinfo parsing (``pymongo.uri_parser.split_hosts`` / ``parse_userinfo``), so
-the harness reads a connection string the way the driver does.
+the harness reads a connection string the way the driver does. Hiding its
+secrets is :mod:`harness.core.credentials`' job (:func:`redact` calls it).
 
 Nothing here touches the network: a ``mongodb+srv://`` URI names a DNS record,
 not hosts, so it is never resolved; functions that need explicit hosts refuse
@@ -100,7 +101,7 @@ class ParsedUri:
 
 
 def _fail(uri: str, reason: object) -> ConnectionStringError:
-    return ConnectionStringError(f"bad connection string {redact(str(uri))!r}: {reason}")
+    return ConnectionStringError(f"bad connection string {redact(str(uri))!r}: {redact_text(str(reason))}")
 
 
 def _split(uri: str) -> tuple[str, str, str, str, str]:
@@ -204,23 +205,15 @@ def with_single_host(uri: str, listen: str, direct: bool = True) -> str:
 
 
 def redact(uri: str) -> str:
-    """``uri`` with the password replaced by ``***``; safe for result files and messages.
+    """``uri`` with every secret hidden (the password, and the values of the sensitive options); safe for result
+    files, labels and messages.
 
-    Purely textual, so it also works on strings that do not parse.
+    A thin front for one connection string over the project's one redaction
+    (:func:`harness.core.credentials.redact_text`): purely textual, so it also works on strings that do not parse.
     """
-    scheme, sep, rest = str(uri).partition("://")
-    if not sep:
-        return str(uri)
-    cut = min((i for i in (rest.find("/"), rest.find("?")) if i >= 0), default=len(rest))
-    authority, tail = rest[:cut], rest[cut:]
-    userinfo, at, hosts = authority.rpartition("@")
-    if not at or ":" not in userinfo:
-        return str(uri)
-    user = userinfo.partition(":")[0]
-    return f"{scheme}://{user}:***@{hosts}{tail}"
+    return redact_text(str(uri))
 
 
-#: ``scheme://user:password@`` anywhere in free text; the password runs to the last ``@`` of the authority.
 def validate(uri: str) -> ParsedUri:
     """:func:`parse`, plus pymongo's checks of the options, still without DNS.
 

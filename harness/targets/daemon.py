@@ -27,7 +27,7 @@ from pymongo.errors import PyMongoError
 
 from harness.core.ports import TargetInfo, TargetUnavailable
 from harness.engine import child_processes
-from harness.targets.target_base import TargetBase, secantus_package
+from harness.targets.target_base import TargetBase, discard_log, secantus_package
 
 _START_TIMEOUT_S = 30.0
 _STOP_TIMEOUT_S = 10.0
@@ -159,6 +159,8 @@ class SecantusDaemon(TargetBase):
     def stop(self) -> None:
         super().stop()
         self._terminate()
+        self._log.close()
+        discard_log(self._log.name, keep_if_written=True)
         if self._scratch_dir:
             shutil.rmtree(self._scratch_dir, ignore_errors=True)
             self._scratch_dir = ""

@@ -25,7 +25,7 @@ import time
 from typing import Any
 
 from harness.core.ports import TargetInfo, TargetUnavailable
-from harness.targets.target_base import TargetBase, secantus_package, secantus_package_version
+from harness.targets.target_base import TargetBase, discard_log, secantus_package, secantus_package_version
 
 
 class EmbeddedSecantus(TargetBase):
@@ -144,7 +144,11 @@ class EmbeddedSecantus(TargetBase):
         raise TargetUnavailable(f"SecantusDB would not start again on port {port}: {last_error}")
 
     def _capture_server_log(self) -> None:
-        """The server runs in our process: its log goes to a file named in the provenance, not our terminal."""
+        """The server runs in our process: its log goes to a file named in the provenance, not our terminal.
+
+        The file is made in the temporary folder at start and removed at stop when the server wrote nothing
+        to it (the usual case), so a run leaves no empty log behind; one with something in it is kept.
+        """
         if self._log_handler is not None:
             return
         handle, self.log_path = tempfile.mkstemp(prefix="secantus-embedded-", suffix=".log")
@@ -166,6 +170,7 @@ class EmbeddedSecantus(TargetBase):
             server_logger.propagate = True
             self._log_handler.close()
             self._log_handler = None
+            discard_log(self.log_path, keep_if_written=True)
         if self._scratch_dir:
             shutil.rmtree(self._scratch_dir, ignore_errors=True)
             self._scratch_dir = ""

@@ -36,7 +36,7 @@ from typing import Any
 from harness.core.ports import TargetInfo, TargetUnavailable, WireVersionRefused
 from harness.engine import child_processes
 from harness.formats.cache import cache_dir
-from harness.targets.target_base import TargetBase
+from harness.targets.target_base import TargetBase, discard_log
 
 DEFAULT_RELEASE = "1.47.0"
 #: The reported version when none is asked for: the library's own default (5.0 at wire version 8) is
@@ -341,6 +341,9 @@ class MongoJavaServer(TargetBase):
         process, self.process = self.process, None
         if process is None:
             return
+        # A server that stopped as asked leaves only SLF4J's start-up warnings in its log: removed. One that died
+        # on its own keeps its log (named in the provenance) for whoever looks into why.
+        discard_log(self._log.name, keep_if_written=process.poll() is not None)
         if process.stdin is not None and not process.stdin.closed:
             process.stdin.close()  # the launcher's signal to shut down
         try:

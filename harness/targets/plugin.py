@@ -88,7 +88,23 @@ def _uri(argument: str | None) -> Target:
 
     if not argument:
         raise TargetUnavailable("--target uri=<connection string> needs a connection string")
-    return UriTarget(argument)
+    return UriTarget(_from_environment(argument) if argument.startswith(URI_FROM_ENV) else argument)
+
+
+#: ``--target uri=env:NAME``: the connection string is the environment variable NAME's value, so a URI holding a
+#: password or a token never appears on a command line (``ps`` shows every process's), neither the user's nor
+#: those of the runs ``harness certify`` and ``harness matrix`` start (they inherit the environment).
+URI_FROM_ENV = "env:"
+
+
+def _from_environment(argument: str) -> str:
+    import os
+
+    name = argument[len(URI_FROM_ENV) :]
+    value = os.environ.get(name, "")
+    if not name or not value:
+        raise TargetUnavailable(f"--target uri={argument}: the environment variable {name!r} is not set or empty")
+    return value
 
 
 def _mongo_java_server(argument: str | None) -> Target:

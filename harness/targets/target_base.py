@@ -96,7 +96,8 @@ def describe(admin: MongoClient, kind: str, name: str, uri: str) -> TargetInfo:
         build = build_info(admin, findings)
     except PyMongoError as exc:
         raise TargetUnavailable(
-            f"target {name} ({connection_strings.redact(uri)}) did not answer buildInfo: {exc}"
+            f"target {name} ({connection_strings.redact(uri)}) did not answer buildInfo: "
+            f"{connection_strings.redact_text(str(exc))}"
         ) from exc
     load_balanced = bool(admin.options.load_balanced)
     details: dict[str, Any] = {
@@ -115,6 +116,13 @@ def describe(admin: MongoClient, kind: str, name: str, uri: str) -> TargetInfo:
         max_wire_version=hello.get("maxWireVersion"),
         details=details,
     )
+
+
+def admin_timeouts(uri: str, timeout_ms: int) -> dict[str, int]:
+    """The harness's clients' bounded timeouts, less those ``uri`` sets itself (case-insensitively)."""
+    defaults = {"serverSelectionTimeoutMS": timeout_ms, "connectTimeoutMS": timeout_ms, "socketTimeoutMS": 60_000}
+    in_uri = uri.lower()
+    return {k: v for k, v in defaults.items() if f"{k.lower()}=" not in in_uri}
 
 
 #: The specs: set-up goes through the internal client with majority write concern.
@@ -173,6 +181,9 @@ class AdminTasks:
 
     @property
     def _client(self) -> MongoClient:
+        refusal = self._target.refusal()
+        if refusal is not None:
+            raise TargetAdminError(refusal)
         admin = self._target.admin
         if admin is None:
             raise TargetAdminError(f"target {self._target.name} is not started (no admin client)")
@@ -235,6 +246,11 @@ class AdminTasks:
         return (nodes[0][0], int(nodes[0][1])) if len(nodes) == 1 else None
 
     def direct_failpoints(self, address: tuple[str, int]) -> DirectServer:
+        """A client of the harness's own on one server (a driver's pinned mongos): the target's guard says first
+        whether the harness may reach it."""
+        refusal = self._target.refusal(address)
+        if refusal is not None:
+            raise TargetAdminError(refusal)
         return DirectServer(address)
 
 
@@ -271,11 +287,10 @@ class TargetBase:
             close_bounded(self.admin)
             self.admin = None
 
-    def connect_admin(self, timeout_ms: int = 10_000) -> None:
-        """The harness's own client: bounded timeouts, unless the connection string sets its own."""
-        defaults = {"serverSelectionTimeoutMS": timeout_ms, "connectTimeoutMS": timeout_ms, "socketTimeoutMS": 60_000}
-        in_uri = self.uri.lower()
-        options = {k: v for k, v in defaults.items() if f"{k.lower()}=" not in in_uri}
+    def connect_admin(self, timeout_ms: int = 10_000, **client_options: Any) -> None:
+        """The harness's own client: bounded timeouts, unless the connection string sets its own; ``client_options``
+        (a subclass's listeners and server selector) go to every client built here."""
+        options: dict[str, Any] = {**admin_timeouts(self.uri, timeout_ms), **client_options}
         self.admin = MongoClient(self.uri, **options)
         self.info = describe(self.admin, self.kind, self.name, self.uri)
         if self.info.topology == "sharded" and connection_strings.single_host_uri(self.uri) != self.uri:
@@ -283,6 +298,11 @@ class TargetBase:
             # (useMultipleMongoses: false and the legacy global client both take the first host).
             self.admin.close()
             self.admin = MongoClient(connection_strings.single_host_uri(self.uri), **options)
+
+    def refusal(self, address: tuple[str, int] | None = None) -> str | None:
+        """Why the harness must not use this deployment any more, or reach ``address`` on it (a guard's answer; the
+        targets the harness starts have none): every admin job asks first."""
+        return None
 
     def server_parameter(self, name: str) -> Any:
         """A server parameter's value (``runOnRequirements.serverParameters``), or None if unknown."""
@@ -298,3 +318,15 @@ class TargetBase:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def discard_log(path: str, *, keep_if_written: bool) -> None:
+    """Remove a server's log file at stop, so runs leave nothing in the temporary folder: always when the server
+    stopped as asked and its log holds only start-up noise (``keep_if_written=False``), or only when empty
+    (``keep_if_written=True``: whatever the server wrote is kept, and named in the provenance)."""
+    import contextlib
+    import os
+
+    with contextlib.suppress(OSError):
+        if not keep_if_written or os.path.getsize(path) == 0:
+            os.remove(path)

@@ -11,9 +11,18 @@ import shlex
 import threading
 from typing import Any
 
+from harness.core.credentials import redact_text
 from harness.core.model import EntitySpec, Operation
 from harness.core.observations import CursorDocuments, DriverOperationError, NoChangeWithin, ObservedEvent
-from harness.core.ports import DRIVER_CAPABILITIES, DriverLacksFeature, NestedOperations, UnsupportedOperation
+from harness.core.ports import (
+    DEFAULT_ITERATION_MODES,
+    DRIVER_CAPABILITIES,
+    DriverLacksFeature,
+    NestedOperations,
+    UnsupportedOperation,
+    chosen_iteration_mode,
+    iteration_mode_problems,
+)
 from harness.drivers.executor import codec
 from harness.drivers.executor.process import (
     HELLO_TIMEOUT_S,
@@ -48,11 +57,11 @@ class ExecutorEntity:
 def _handshake(reply: dict[str, Any]) -> dict[str, Any]:
     """The ``hello`` result, checked field by field (section 4); a wrong one is an :class:`ExecutorFailure`."""
     if not reply["ok"]:
-        raise ExecutorFailure(f"hello failed: {reply['error'].get('message', reply['error'])}")
+        raise ExecutorFailure(redact_text(f"hello failed: {reply['error'].get('message', reply['error'])}"))
     result = reply["result"]
     problems = hello_problems(result)
     if problems:
-        raise ExecutorFailure("hello: " + "; ".join(problems))
+        raise ExecutorFailure(redact_text("hello: " + "; ".join(problems)))
     return dict(result)
 
 
@@ -82,6 +91,8 @@ def hello_problems(result: Any) -> list[str]:
     for key in ("fastHeartbeatMS", "minWireVersion"):
         if result.get(key) is not None and not isinstance(result.get(key), int):
             problems.append(f"{key} must be an integer or null")
+    if "iterationModes" in result:  # absent: ["next"] (section 4); unknown, repeated or empty: a handshake error
+        problems.extend(iteration_mode_problems(result["iterationModes"]))
     return problems
 
 
@@ -91,10 +102,12 @@ class ExecutorAdapter:
     def __init__(self, command: str | list[str], request_timeout_s: float = REQUEST_TIMEOUT_S) -> None:
         self.command = command
         #: Recorded in every result's ``driver`` (section 4's hello says which driver; this says how it ran).
-        self.executor: str | None = command if isinstance(command, str) else shlex.join(command)
+        self.executor: str | None = redact_text(command if isinstance(command, str) else shlex.join(command))
         self.request_timeout_s = request_timeout_s
         self._lock = threading.Lock()
         self._process: ExecutorProcess | None = None
+        #: The process whose ``hello`` is awaited (under ``_lock``): restart() ends it without waiting for the lock.
+        self._starting: ExecutorProcess | None = None
         self._scope_ids = itertools.count(1)
         self._hello: dict[str, Any] = {}
         #: Why the executor could not start: the run still goes on, and each test is an ``error`` saying this.
@@ -111,6 +124,8 @@ class ExecutorAdapter:
         self.operations: frozenset[str] = frozenset(hello["operations"])
         self.fast_heartbeat_ms: int | None = hello.get("fastHeartbeatMS")
         self.min_wire_version: int | None = hello.get("minWireVersion")
+        #: ``hello``'s ``iterationModes`` (absent, or no ``hello`` at all: ``["next"]``, all that is known).
+        self.iteration_modes: tuple[str, ...] = tuple(hello.get("iterationModes") or DEFAULT_ITERATION_MODES)
 
     def _started(self) -> ExecutorProcess:
         """The live process, a new one (handshake done) if there is none or the last one broke."""
@@ -118,12 +133,14 @@ class ExecutorAdapter:
             if self.start_failure is not None:
                 raise ExecutorFailure(self.start_failure)
             if self._process is None or self._process.failure is not None:
-                process = ExecutorProcess(self.command)
+                process = self._starting = ExecutorProcess(self.command)
                 try:
                     hello = _handshake(process.request("hello", {"protocolVersion": PROTOCOL_VERSION}, HELLO_TIMEOUT_S))
                 except ExecutorFailure as exc:
                     process.kill()
-                    raise ExecutorFailure(f"the executor could not start: {exc}") from exc
+                    raise ExecutorFailure(redact_text(f"the executor could not start: {exc}")) from exc
+                finally:
+                    self._starting = None
                 if self._hello and hello["driver"] != self._hello["driver"]:
                     process.kill()
                     raise ExecutorFailure(f"the restarted executor is another driver: {hello['driver']}")
@@ -131,7 +148,12 @@ class ExecutorAdapter:
                 self._process = process
             return self._process
 
-    def open_scope(self, uri: str, *, iteration_timeout_s: float, fast_heartbeats: bool = False) -> ExecutorScope:
+    def open_scope(
+        self, uri: str, *, iteration_timeout_s: float, fast_heartbeats: bool = False, iteration_mode: str | None = None
+    ) -> ExecutorScope:
+        """``openScope``; ``iterationMode`` is sent only when a mode was chosen (``--iteration-mode``), so a run
+        without one sends what it sent before section 6.4.1 and an executor that predates it sees no new field."""
+        mode = {} if iteration_mode is None else {"iterationMode": chosen_iteration_mode(self, iteration_mode)}
         process = self._started()
         scope = ExecutorScope(self, process, f"s{next(self._scope_ids)}")
         heartbeat = self.fast_heartbeat_ms if fast_heartbeats else None
@@ -140,11 +162,16 @@ class ExecutorAdapter:
             uri=uri,
             iterationTimeoutMS=int(iteration_timeout_s * 1000),
             heartbeatFrequencyMS=heartbeat,
+            **mode,
         )
         return scope
 
     def restart(self) -> None:
-        """Kill the executor (its process group); the next scope starts a new one."""
+        """Kill the executor (and all it started); the next scope starts a new one. One still starting is killed
+        first: its ``hello`` holds the lock for up to :data:`HELLO_TIMEOUT_S`."""
+        starting = self._starting
+        if starting is not None:
+            starting.kill()
         with self._lock:
             process, self._process = self._process, None
         if process is not None:
@@ -266,8 +293,10 @@ class ExecutorScope:
 
 
 def _port_error(method: str, error: dict[str, Any]) -> Exception:
-    """An error reply (section 7) as the port's exception."""
-    message = str(error.get("message", ""))
+    """An error reply (section 7) as the port's exception; its message with any connection string's secrets hidden
+    (an executor's driver may quote the connection string it was given)."""
+    message = redact_text(str(error.get("message", "")))
+    error = {**error, "message": message} if "message" in error else error
     kind = error.get("kind")
     if kind == "driverError":
         return DriverOperationError(codec.error_info(error))

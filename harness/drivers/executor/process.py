@@ -1,38 +1,50 @@
 """One executor process: started in its own process group, JSON lines both ways, one request at a time.
 
 docs/executor-protocol.md, section 1: the harness owns the deadlines. A reply that does not come in time,
-a line that is not a JSON object, a reply with another id or an exit all make the process unusable: it is
-killed (its whole group) and :class:`ExecutorFailure` says what happened, with the tail of its stderr.
+a line that is not a JSON object, a line longer than :data:`LINE_LIMIT`, a reply with another id or an exit all
+make the process unusable: it is killed and :class:`ExecutorFailure` says what happened, with the tail of its stderr.
+
+Nothing here waits on the executor past a request's deadline (issue 32): its pipes are read by
+:class:`~harness.engine.child_pipes.ChildOutput` (a thread that never blocks; callers wait on it with a timeout) and
+written under the deadline, and killing it ends its whole :class:`~harness.engine.process_tree.ProcessTree` (its
+group, its descendants, whatever carries its token or holds its pipes, in any session) before the harness's ends of
+the pipes are closed, so no process the harness cannot see keeps a read waiting.
 """
 
 from __future__ import annotations
 
-import collections
 import json
 import os
-import queue
 import shlex
-import signal
 import subprocess
 import threading
 import time
-from typing import Any
+from typing import Any, NoReturn
 
 from bson import json_util
 
 from harness.core.credentials import redact_text
 from harness.core.ports import UnsupportedOperation
-from harness.engine import child_processes
+from harness.engine import child_processes, process_tree
+from harness.engine.child_pipes import ChildOutput, OutputEnded, OutputTooLong, write_all
+from harness.engine.process_tree import ProcessTree
 
 #: The protocol version this harness speaks (docs/executor-protocol.md, section 9).
 PROTOCOL_VERSION = 1
 #: How much of an executor's stderr is kept for error messages.
 STDERR_LIMIT = 64 * 1024
+#: The longest stdout line (one message) the harness reads; past it the executor is broken (section 1). The
+#: harness holds at most about this much of an executor's stdout at a time. Not 16 MiB: an ``events`` reply
+#: legitimately holds several replies of up to 16 MiB each (SRV-BATCH-16MB's is about 20 MiB of Extended JSON),
+#: and 64 MiB holds three full batches with Extended JSON's overhead.
+LINE_LIMIT = 64 * 1024 * 1024
 #: How long an executor gets to answer ``hello`` (it may be starting a runtime) and to exit after EOF.
 HELLO_TIMEOUT_S = 30.0
 EXIT_TIMEOUT_S = 5.0
-
-_EOF = object()
+#: How long a line that is not a request (executor-check's) may take to write.
+SEND_LINE_TIMEOUT_S = 5.0
+#: After stdout ends, how long the executor gets to exit before it is called still running and killed.
+CLOSED_STDOUT_EXIT_S = 1.0
 
 
 class ExecutorFailure(UnsupportedOperation):
@@ -80,50 +92,54 @@ class ExecutorProcess:
 
     def __init__(self, command: str | list[str], env: dict[str, str] | None = None) -> None:
         self.argv = shlex.split(command) if isinstance(command, str) else list(command)
-        self._stderr: collections.deque[bytes] = collections.deque()
-        self._stderr_size = 0
-        self._lines: queue.Queue[Any] = queue.Queue()
         self._lock = threading.Lock()
+        self._end_lock = threading.Lock()
+        self._ended = False
+        self._writing = False
         self._next_id = 1
         self.failure: str | None = None
         #: The last reply line as it came (executor-check reads its envelope's plain JSON).
         self.last_line = ""
+        token = process_tree.new_token()
+        stdin_read, self._stdin = os.pipe()
+        stdout_read, stdout_write = os.pipe()
+        stderr_read, stderr_write = os.pipe()
         try:
             self._process = child_processes.popen(  # ends with the harness, however the harness ends
                 self.argv,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
+                stdin=stdin_read,
+                stdout=stdout_write,
+                stderr=stderr_write,
                 start_new_session=True,
-                env={**os.environ, **(env or {}), "HARNESS_EXECUTOR_PROTOCOL": "1"},
+                env=process_tree.environment({**os.environ, **(env or {}), "HARNESS_EXECUTOR_PROTOCOL": "1"}, token),
             )
         except OSError as exc:
-            raise ExecutorFailure(f"executor {redact_text(repr(self.argv))} could not be started: {exc}") from exc
-        threading.Thread(target=self._read_stdout, daemon=True, name="executor-stdout").start()
-        threading.Thread(target=self._read_stderr, daemon=True, name="executor-stderr").start()
+            for fd in (self._stdin, stdout_read, stderr_read):
+                os.close(fd)
+            raise ExecutorFailure(f"executor {self.name} could not be started: {exc}") from exc
+        finally:
+            for fd in (stdin_read, stdout_write, stderr_write):  # the child's ends: only the child holds them
+                os.close(fd)
+        os.set_blocking(self._stdin, False)
+        self._tree = ProcessTree(
+            self._process.pid, token=token, pipes=process_tree.pipe_inodes((stdout_read, stderr_read)), group=True
+        )
+        self._output = ChildOutput(
+            stdout_read, stderr_read, line_limit=LINE_LIMIT, stderr_limit=STDERR_LIMIT, name="executor"
+        )
 
-    # -- pipes -----------------------------------------------------------------------------------
-    def _read_stdout(self) -> None:
-        assert self._process.stdout is not None
-        for raw in self._process.stdout:
-            self._lines.put(raw)
-        self._lines.put(_EOF)
-
-    def _read_stderr(self) -> None:
-        assert self._process.stderr is not None
-        for raw in self._process.stderr:
-            self._stderr.append(raw)
-            self._stderr_size += len(raw)
-            while self._stderr_size > STDERR_LIMIT and len(self._stderr) > 1:
-                self._stderr_size -= len(self._stderr.popleft())
+    @property
+    def name(self) -> str:
+        """The executor's command line, for messages (credentials redacted)."""
+        return redact_text(shlex.join(self.argv))
 
     def stderr_tail(self, limit: int = 2000) -> str:
-        text = b"".join(list(self._stderr)).decode("utf-8", errors="replace")
-        return text[-limit:]
+        return self._output.stderr_tail(limit)
 
     # -- requests ---------------------------------------------------------------------------------
     def request(self, method: str, params: dict[str, Any], timeout_s: float) -> dict[str, Any]:
         """Send one request and wait for its reply (a dict with ``ok``); any protocol fault kills the process."""
+        deadline = time.monotonic() + timeout_s
         if not self._lock.acquire(timeout=timeout_s):
             raise ExecutorFailure(f"{method}: the executor was still busy with another request after {timeout_s:g}s")
         try:
@@ -131,31 +147,48 @@ class ExecutorProcess:
                 raise ExecutorFailure(f"{method}: the executor is no longer usable ({self.failure})")
             request_id = self._next_id
             self._next_id += 1
-            try:
-                assert self._process.stdin is not None
-                self._process.stdin.write(encode_request(request_id, method, params).encode())
-                self._process.stdin.flush()
-            except (BrokenPipeError, OSError, ValueError) as exc:
-                self._fail(f"{method}: could not write the request (the executor exited?): {exc}")
-            return self._reply(method, request_id, timeout_s)
+            self._write(
+                encode_request(request_id, method, params).encode(), deadline, f"{method} (request {request_id})"
+            )
+            return self._reply(method, request_id, deadline, timeout_s)
         finally:
             self._lock.release()
 
     def send_line(self, line: str) -> None:
         """Write one raw line that is not a request (executor-check: a line it must not answer, section 1)."""
-        assert self._process.stdin is not None
-        self._process.stdin.write(line.encode() + b"\n")
-        self._process.stdin.flush()
+        self._write(line.encode() + b"\n", time.monotonic() + SEND_LINE_TIMEOUT_S, "a line that is not a request")
 
-    def _reply(self, method: str, request_id: int, timeout_s: float) -> dict[str, Any]:
+    def _write(self, data: bytes, deadline: float, what: str) -> None:
+        """Write within the deadline: an executor that stops reading stdin cannot hold the harness in a full pipe.
+        A kill meanwhile leaves the descriptor to this writer to close (closed under it, its number could be
+        reused by another file before the write)."""
+        with self._end_lock:
+            fd = self._stdin
+            self._writing = fd >= 0
         try:
-            raw = self._lines.get(timeout=timeout_s)
-        except queue.Empty:
+            if fd < 0:
+                self._fail(f"{what}: the executor's stdin is closed")
+            write_all(fd, data, max(0.0, deadline - time.monotonic()))
+        except TimeoutError:
+            self._fail(f"{what}: the executor did not read the request by its deadline; the executor was killed")
+        except OSError as exc:
+            self._fail(f"{what}: could not write the request (the executor exited?): {exc}")
+        finally:
+            with self._end_lock:
+                self._writing = False
+                if self._ended:
+                    self._close_stdin()
+
+    def _reply(self, method: str, request_id: int, deadline: float, timeout_s: float) -> dict[str, Any]:
+        try:
+            text = self._output.next_line(max(0.0, deadline - time.monotonic()))
+        except OutputTooLong as exc:
+            self._fail(f"{method} (request {request_id}): executor {self.name} wrote {exc}; the executor was killed")
+        except OutputEnded as exc:
+            self._fail(f"{method} (request {request_id}): {self._closed_stdout(exc)}")
+        if text is None:
             self._fail(f"{method} (request {request_id}): no reply within {timeout_s:g}s; the executor was killed")
-        if raw is _EOF:
-            status = self._wait_exit(1.0)
-            self._fail(f"{method} (request {request_id}): the executor closed stdout (exit status {status})")
-        text = raw.decode("utf-8", errors="replace").rstrip("\r\n")
+        text = text.rstrip("\r")
         self.last_line = text
         try:
             reply = decode(text)
@@ -176,7 +209,20 @@ class ExecutorProcess:
             self._fail(f"{method} (request {request_id}): failed reply lacks an 'error' object: {text[:200]!r}")
         return reply
 
-    def _fail(self, what: str) -> Any:
+    def _closed_stdout(self, ended: OutputEnded) -> str:
+        """What an end of stdout means: a kill of the harness's, an exit, or an executor still running without it."""
+        if ended.by_harness or self._ended:  # the harness's kill: its end of stdout may come before the close
+            return f"the executor was killed ({self.failure or 'by the harness'})"
+        status = self._exit_status(CLOSED_STDOUT_EXIT_S)
+        if ended.partial:
+            what = f"the executor closed stdout in the middle of a line: {ended.partial.decode(errors='replace')!r}"
+        else:
+            what = "the executor closed stdout"
+        if status is None:
+            return what + f" but was still running {CLOSED_STDOUT_EXIT_S:g}s later; the executor was killed"
+        return what + f" (exit status {status})"
+
+    def _fail(self, what: str) -> NoReturn:
         self.kill()
         self.failure = what
         tail = redact_text(self.stderr_tail())
@@ -184,38 +230,63 @@ class ExecutorProcess:
 
     # -- lifetime ------------------------------------------------------------------------------------
     def _wait_exit(self, timeout_s: float) -> int | None:
+        """The exit status once the executor has exited (it is reaped), None while it runs."""
         try:
             return self._process.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
             return None
 
+    def _exit_status(self, timeout_s: float) -> int | None:
+        """The exit status (``-N`` for signal N, as ``Popen`` says) once the executor has exited, None if it runs
+        ``timeout_s`` later. It is not reaped: until then its pid (and its group's id) cannot name another
+        process, so its tree can still be ended safely."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                found = os.waitid(os.P_PID, self._process.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+            except ChildProcessError:  # reaped already
+                return self._process.returncode
+            if found is not None:
+                return found.si_status if found.si_code == os.CLD_EXITED else -found.si_status
+            if time.monotonic() >= deadline:
+                return None
+            time.sleep(0.01)
+
+    def _end(self) -> None:
+        """Kill the executor's whole tree (once), reap it, then close the harness's ends of its pipes."""
+        with self._end_lock:
+            if not self._ended:
+                self._ended = True
+                self._tree.end()
+                self._wait_exit(EXIT_TIMEOUT_S)
+            if not self._writing:
+                self._close_stdin()
+        self._output.close()
+
+    def _close_stdin(self) -> None:
+        """EOF for the executor (and for anything of its that still holds stdin); once."""
+        if self._stdin >= 0:
+            fd, self._stdin = self._stdin, -1
+            os.close(fd)
+
     def kill(self) -> None:
-        """SIGKILL to the executor's whole process group (it may have started children)."""
+        """SIGKILL to the executor and everything it started, in any session (it may have started children)."""
         if self.failure is None:
             self.failure = "killed by the harness"
-        try:
-            os.killpg(self._process.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        self._wait_exit(EXIT_TIMEOUT_S)
-        for pipe in (self._process.stdin, self._process.stdout, self._process.stderr):
-            try:
-                if pipe is not None:
-                    pipe.close()
-            except OSError:
-                pass
+        self._end()
 
     def finish(self, timeout_s: float = EXIT_TIMEOUT_S) -> int | None:
-        """EOF on stdin; the exit status, or None when it had to be killed for not exiting in time."""
-        try:
-            if self._process.stdin is not None:
-                self._process.stdin.close()
-        except OSError:
-            pass
-        status = self._wait_exit(timeout_s)
-        if status is None:
+        """EOF on stdin; the exit status, or None when it had to be killed for not exiting in time. What the
+        executor leaves running after it exits is killed too: nothing it started outlives it."""
+        with self._end_lock:
+            if not self._writing:
+                self._close_stdin()
+        if self._exit_status(timeout_s) is None:
             self.kill()
-        elif self.failure is None:
+            return None
+        self._end()
+        status = self._wait_exit(0)
+        if self.failure is None:
             self.failure = f"finished (exit status {status})"
         return status
 
@@ -225,10 +296,9 @@ class ExecutorProcess:
         deadline = time.monotonic() + wait_s
         while True:
             try:
-                raw = self._lines.get(timeout=max(0.0, deadline - time.monotonic()))
-            except queue.Empty:
+                line = self._output.next_line(max(0.0, deadline - time.monotonic()))
+            except (OutputEnded, OutputTooLong):
                 return found
-            if raw is _EOF:
-                self._lines.put(_EOF)
+            if line is None:
                 return found
-            found.append(raw.decode("utf-8", errors="replace").rstrip("\r\n"))
+            found.append(line.rstrip("\r"))

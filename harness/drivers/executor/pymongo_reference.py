@@ -73,15 +73,22 @@ class Executor:
             "operations": sorted(OPERATIONS),
             "fastHeartbeatMS": ADAPTER.fast_heartbeat_ms,
             "minWireVersion": ADAPTER.min_wire_version,
+            "iterationModes": list(ADAPTER.iteration_modes),
         }
 
     def open_scope(self, params: dict[str, Any]) -> None:
         if params["scope"] in self.scopes:
             raise ProtocolError(f"scope {params['scope']!r} is already open (closeScope it first)")
+        mode = params.get("iterationMode")  # absent or null: the first mode hello listed (section 5)
+        if mode is not None and mode not in ADAPTER.iteration_modes:
+            raise ProtocolError(
+                f"iterationMode {mode!r} is not one of the modes hello listed: {list(ADAPTER.iteration_modes)}"
+            )
         self.scopes[params["scope"]] = ADAPTER.open_scope(
             params["uri"],
             iteration_timeout_s=params["iterationTimeoutMS"] / 1000,
             fast_heartbeats=params.get("heartbeatFrequencyMS") is not None,
+            iteration_mode=mode,
         )
 
     def close_scope(self, params: dict[str, Any]) -> None:

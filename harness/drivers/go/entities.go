@@ -155,8 +155,19 @@ func clientURI(base string, uriOptions bson.D, firstHostOnly bool) (string, erro
 			return "", notImplemented("uriOptions: %q is not an option the Go driver knows", name)
 		}
 	}
+	for _, name := range parsedNotApplied {
+		if hasKeyFold(uriOptions, name) {
+			return "", notImplemented("uriOptions: %q is parsed by the Go driver v2 and never applied (the driver "+
+				"dropped it for client-side operation timeouts), so a test that relies on it cannot run", name)
+		}
+	}
 	return uri, nil
 }
+
+// parsedNotApplied are options the v2 driver's connection-string parser accepts but nothing in the driver reads:
+// x/mongo/driver/connstring sets SocketTimeout, and no client option or topology setting uses it (v2.10.0).
+// A test that needs one would run without it and fail for a reason that is not the rule it checks.
+var parsedNotApplied = []string{"socketTimeoutMS"}
 
 // firstHost keeps the first host of a mongodb:// URI's host list.
 func firstHost(prefix string) string {

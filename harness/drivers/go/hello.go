@@ -22,6 +22,12 @@ var capabilities = []string{
 	"session_lsid", "session_state", "session_pinned_address", "connections_checked_out", "cmap_events", "sdam_events",
 }
 
+// iterationModes are the ways the executor consumes a change stream (section 6.4.1), the default first. Both
+// iterate with TryNext: the driver's blocking Next(ctx) can only be stopped at the budget by canceling its
+// context, and a canceled context ends the stream for good (ops_stream.go; repro case next-cancel-ends-stream),
+// so the next row of 6.4.1 is the non-blocking form here, and the two modes make the same calls.
+var iterationModes = []string{"next", "tryNext"}
+
 // driverVersion is the release of the driver module linked into this binary, as the build recorded it (a
 // replaced module's replacement version wins); the driver's own constant is the fallback for a build
 // without module information.
@@ -57,6 +63,7 @@ func (ex *executor) hello(req *request) (reply, error) {
 		"operations":      operationNames(),
 		"fastHeartbeatMS": minHeartbeat.Milliseconds(),
 		"minWireVersion":  topology.SupportedWireVersions.Min,
+		"iterationModes":  iterationModes,
 	}
 	text, err := json.Marshal(result)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"time"
 )
@@ -142,11 +143,30 @@ func (ex *executor) openScope(req *request) (reply, error) {
 	if hasHeartbeat {
 		heartbeatMS = &heartbeat
 	}
+	mode, err := iterationMode(req)
+	if err != nil {
+		return reply{}, err
+	}
 	if _, taken := ex.scopes[id]; taken {
 		return reply{}, invalidRequest("scope %q is already open (closeScope it first)", id)
 	}
-	ex.scopes[id] = newScope(uri, time.Duration(budget)*time.Millisecond, heartbeatMS)
+	ex.scopes[id] = newScope(uri, time.Duration(budget)*time.Millisecond, heartbeatMS, mode)
 	return reply{ok: true}, nil
+}
+
+// iterationMode is openScope's iterationMode: one of iterationModes, the first when absent or null (section 5).
+func iterationMode(req *request) (string, error) {
+	mode, err := req.plainString("iterationMode")
+	if err != nil {
+		return "", err
+	}
+	if raw, given := req.params["iterationMode"]; !given || string(raw) == "null" {
+		return iterationModes[0], nil
+	}
+	if !slices.Contains(iterationModes, mode) {
+		return "", invalidRequest("openScope: iterationMode %q is not one of the Go executor's iteration modes %q", mode, iterationModes)
+	}
+	return mode, nil
 }
 
 func (ex *executor) closeScope(req *request) (reply, error) {

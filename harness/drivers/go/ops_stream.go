@@ -2,6 +2,16 @@
 // open when createChangeStream replies. Iteration uses the driver's TryNext (one getMore, or the buffer), so
 // the scope's iteration budget is checked between getMores and the driver never sees a deadline the
 // test did not ask for.
+//
+// Iteration modes (section 6.4.1): the driver offers Next(ctx), which blocks, and TryNext(ctx). Both the `next`
+// mode (the default) and the `tryNext` mode iterate with TryNext, as the `next` row of 6.4.1 says for a driver
+// with a non-blocking form, because Next cannot be held to the budget without changing the stream: a deadline on
+// its context makes the iteration CSOT (section 6.4), and a context canceled when the budget ends fails the
+// running getMore, which the driver takes as resumable, so it resumes under the same canceled context, fails,
+// and keeps that error: Next and TryNext return false for ever after (repro case next-cancel-ends-stream).
+// Running Next on a goroutine of its own and leaving it running after the budget is no way either: a
+// ChangeStream is not safe for concurrent use, and close (or closeScope) would race the Next still running on
+// an idle stream, which never returns by itself.
 package main
 
 import (

@@ -31,15 +31,17 @@ type scope struct {
 	uri                  string
 	iterationTimeout     time.Duration
 	heartbeatFrequencyMS *int64
-	entities             map[string]any
-	order                []string // creation order, for closing in reverse
+	// iterationMode is how every change stream of the scope is consumed (section 6.4.1, iterationModes).
+	iterationMode string
+	entities      map[string]any
+	order         []string // creation order, for closing in reverse
 	// freshStreams are change streams not iterated since Watch (see tryNext).
 	freshStreams map[*mongo.ChangeStream]bool
 }
 
-func newScope(uri string, iterationTimeout time.Duration, heartbeat *int64) *scope {
+func newScope(uri string, iterationTimeout time.Duration, heartbeat *int64, iterationMode string) *scope {
 	return &scope{
-		uri: uri, iterationTimeout: iterationTimeout, heartbeatFrequencyMS: heartbeat,
+		uri: uri, iterationTimeout: iterationTimeout, heartbeatFrequencyMS: heartbeat, iterationMode: iterationMode,
 		entities: map[string]any{}, freshStreams: map[*mongo.ChangeStream]bool{},
 	}
 }

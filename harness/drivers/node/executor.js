@@ -7,6 +7,7 @@ import { invalidRequest, makeCodec, notImplemented, plainNumber } from './lib/co
 import { driverModuleSpec, loadDriver } from './lib/driver.js';
 import { Scope } from './lib/entities.js';
 import { errorDocument } from './lib/errors.js';
+import { ITERATION_MODES, iterationModeOf } from './lib/iteration.js';
 import { EVENT_FAMILIES } from './lib/monitoring.js';
 import { OPERATIONS, sessionState } from './lib/operations.js';
 
@@ -55,6 +56,7 @@ const METHODS = {
       operations: Object.keys(OPERATIONS),
       fastHeartbeatMS: FAST_HEARTBEAT_MS,
       minWireVersion,
+      iterationModes: ITERATION_MODES,
     },
   }),
   openScope: async (params) => {
@@ -63,7 +65,9 @@ const METHODS = {
     if (scopes.has(id)) throw invalidRequest(`scope ${JSON.stringify(id)} is already open`);
     const iterationTimeoutMS = plainNumber(params.iterationTimeoutMS);
     const heartbeatFrequencyMS = plainNumber(params.heartbeatFrequencyMS ?? null);
-    scopes.set(id, new Scope(driver, { uri: params.uri, iterationTimeoutMS, heartbeatFrequencyMS }));
+    // Section 5: one of hello's iterationModes (absent or null: the first); another one opens no scope.
+    const iterationMode = iterationModeOf(params.iterationMode);
+    scopes.set(id, new Scope(driver, { uri: params.uri, iterationTimeoutMS, heartbeatFrequencyMS, iterationMode }));
     return { result: null };
   },
   closeScope: async (params) => {

@@ -14,10 +14,11 @@ from pymongo.server_api import ServerApi
 from harness.core.constants import ALL_COMMAND_EVENTS, CMAP_EVENTS
 from harness.core.model import EntitySpec, Operation
 from harness.core.observations import SDAM_EVENTS, DriverOperationError, ObservedEvent
-from harness.core.ports import DRIVER_CAPABILITIES, DriverLacksFeature, UnsupportedOperation
+from harness.core.ports import DRIVER_CAPABILITIES, DriverLacksFeature, UnsupportedOperation, chosen_iteration_mode
 from harness.drivers.pymongo.api_shims import ITERABLES, SESSIONS, SYNC, SyncApi
 from harness.drivers.pymongo.apm import CommandRecorder, PoolRecorder, SdamRecorder
 from harness.drivers.pymongo.errors import DRIVER_EXCEPTIONS, error_info, raised_by_driver
+from harness.drivers.pymongo.iteration import UNTIL_DOCUMENT
 from harness.drivers.pymongo.logs import TAP, ClientLogs
 from harness.drivers.pymongo.operations import OPERATIONS
 from harness.drivers.pymongo.spec_options import collection_options
@@ -51,11 +52,22 @@ class PyMongoAdapter:
     #: The oldest server wire version this pymongo supports: rules only older servers reach do not apply to it.
     min_wire_version = pymongo_common.MIN_SUPPORTED_WIRE_VERSION
 
+    #: pymongo's public ways to consume a change stream, ``next()`` first (docs/executor-protocol.md 6.4.1); how
+    #: each is driven: :mod:`harness.drivers.pymongo.iteration`.
+    iteration_modes = tuple(UNTIL_DOCUMENT)
+
     #: The scope this adapter's tests get (the asynchronous adapter's differs only in its API shim).
     scope_class: type[PyMongoScope]
 
-    def open_scope(self, uri: str, *, iteration_timeout_s: float, fast_heartbeats: bool = False) -> PyMongoScope:
-        return self.scope_class(uri, iteration_timeout_s, self.fast_heartbeat_ms if fast_heartbeats else None)
+    def open_scope(
+        self, uri: str, *, iteration_timeout_s: float, fast_heartbeats: bool = False, iteration_mode: str | None = None
+    ) -> PyMongoScope:
+        return self.scope_class(
+            uri,
+            iteration_timeout_s,
+            self.fast_heartbeat_ms if fast_heartbeats else None,
+            chosen_iteration_mode(self, iteration_mode),
+        )
 
     def restart(self) -> None:
         """Nothing to restart in process: closing the timed-out test's scope already unblocks its thread."""
@@ -93,9 +105,15 @@ class PyMongoScope:
     #: asynchronous one in :class:`harness.drivers.pymongo.async_scope.AsyncPyMongoScope`.
     api: SyncApi = SYNC
 
-    def __init__(self, uri: str, iteration_timeout_s: float, heartbeat_ms: int | None = None) -> None:
+    def __init__(
+        self, uri: str, iteration_timeout_s: float, heartbeat_ms: int | None = None, iteration_mode: str = "next"
+    ) -> None:
         self.uri = uri
         self.iteration_timeout_s = iteration_timeout_s
+        #: How ``iterateUntilDocumentOrError`` consumes the scope's change streams (a key of ``UNTIL_DOCUMENT``).
+        self.iteration_mode = iteration_mode
+        #: Change stream -> the one iterator the ``iterator`` mode steps (a new one per call may restart a stream).
+        self.iterators: dict[Any, Any] = {}
         #: heartbeatFrequencyMS for clients that do not set it (None: the driver's default).
         self.heartbeat_ms = heartbeat_ms
         if heartbeat_ms is not None:

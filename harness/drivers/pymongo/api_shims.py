@@ -5,9 +5,9 @@ calls the same method names on either API's objects (``insert_one``, ``watch``, 
 ``AsyncMongoClient``'s methods return awaitables where ``MongoClient``'s return values, so every such
 call goes through :meth:`SyncApi.wait`, which the scope's shim implements: the identity for the
 synchronous API, "run it on the scope's event loop and wait" for the asynchronous one. What cannot be
-expressed that way (reading a cursor to the end, the next document of a find cursor, ``withTransaction``'s
-callback, creating a client) is one method each here. The type tuples name both APIs' classes, so an
-entity check accepts what either scope creates.
+expressed that way (reading a cursor to the end, the next document of a find cursor, a change stream's
+iterator and its steps, ``withTransaction``'s callback, creating a client) is one method each here. The type
+tuples name both APIs' classes, so an entity check accepts what either scope creates.
 """
 
 from __future__ import annotations
@@ -82,6 +82,14 @@ class SyncApi:
         except StopIteration:
             return None
 
+    def iterator(self, stream: Any) -> Any:
+        """The language's iterator over a change stream (``iter``), as ``for change in stream`` takes it."""
+        return iter(stream)
+
+    def step(self, iterator: Any) -> Any:
+        """The iterator's next change (``next``); raises ``StopIteration`` when it ends."""
+        return next(iterator)
+
     def with_transaction(self, session: Any, attempt: Callable[[], None], **kwargs: Any) -> Any:
         """Run ``attempt`` (one try of the callback) inside the driver's own ``with_transaction`` loop."""
         return session.with_transaction(lambda _session: attempt(), **kwargs)
@@ -131,6 +139,14 @@ class AsyncApi(SyncApi):
             return self.wait(cursor.next())
         except StopAsyncIteration:
             return None
+
+    def iterator(self, stream: Any) -> Any:
+        """``aiter(stream)``, as ``async for change in stream`` takes it (``__aiter__`` is a plain method)."""
+        return aiter(stream)
+
+    def step(self, iterator: Any) -> Any:
+        """``await anext(iterator)`` on the loop; raises ``StopAsyncIteration`` when it ends."""
+        return self.wait(anext(iterator))
 
     def with_transaction(self, session: Any, attempt: Callable[[], None], **kwargs: Any) -> Any:
         """The driver's loop runs on the event loop; each try of the callback runs in a worker thread (with the

@@ -17,9 +17,11 @@ from harness.drivers.pymongo.api_shims import AsyncApi
 class AsyncPyMongoScope(PyMongoScope):
     """One test's entities, made with ``AsyncMongoClient``; its event loop stops when the scope closes."""
 
-    def __init__(self, uri: str, iteration_timeout_s: float, heartbeat_ms: int | None = None) -> None:
+    def __init__(
+        self, uri: str, iteration_timeout_s: float, heartbeat_ms: int | None = None, iteration_mode: str = "next"
+    ) -> None:
         self.api = AsyncApi()
-        super().__init__(uri, iteration_timeout_s, heartbeat_ms)
+        super().__init__(uri, iteration_timeout_s, heartbeat_ms, iteration_mode)
 
 
 class AsyncPyMongoAdapter(PyMongoAdapter):

@@ -12,7 +12,6 @@ that returns an awaitable in the latter goes through ``scope.api.wait``
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -20,10 +19,10 @@ from pymongo.collection import ReturnDocument
 from pymongo.operations import DeleteMany, DeleteOne, InsertOne, ReplaceOne, UpdateMany, UpdateOne
 from pymongo.results import BulkWriteResult, DeleteResult, InsertManyResult, InsertOneResult, UpdateResult
 
-from harness.core.observations import NoChangeWithin
 from harness.core.ports import DriverLacksFeature, UnsupportedOperation
-from harness.drivers.pymongo.api_shims import CHANGE_STREAMS, FIND_CURSORS, ITERABLES, WATCHABLES
+from harness.drivers.pymongo.api_shims import ITERABLES, WATCHABLES
 from harness.drivers.pymongo.errors import DRIVER_EXCEPTIONS, bulk_write_result
+from harness.drivers.pymongo.iteration import next_or_none, until_document
 from harness.drivers.pymongo.spec_options import read_preference_from_spec
 
 #: How pymongo carries out one spec operation: ``(scope, object, arguments) -> result``.
@@ -126,37 +125,19 @@ def _iterable(target: Any) -> Any:
     return target
 
 
-def _next_or_none(scope: Any, target: Any) -> Any:
-    """One iteration: a document, or None when a getMore brought nothing (or the cursor is done)."""
-    if isinstance(target, FIND_CURSORS):  # find cursors have no try_next
-        return scope.api.next_document(target)
-    return scope.api.wait(target.try_next())
-
-
 @operation("iterateUntilDocumentOrError")
 def iterate_until_document_or_error(scope: Any, target: Any, arguments: dict[str, Any]) -> Any:
+    """A change stream in the scope's iteration mode (:mod:`harness.drivers.pymongo.iteration`), a cursor polled."""
     iterable = _iterable(target)
     options(scope, arguments)
-    deadline = time.monotonic() + scope.iteration_timeout_s
-    while True:
-        document = _next_or_none(scope, iterable)
-        if document is not None:
-            return document
-        if not iterable.alive:
-            what = (
-                "change stream was closed by the server"
-                if isinstance(iterable, CHANGE_STREAMS)
-                else "cursor is exhausted"
-            )
-            raise NoChangeWithin(f"the {what} before a document arrived")
-        if time.monotonic() >= deadline:
-            raise NoChangeWithin(f"no document arrived within {scope.iteration_timeout_s:g}s")
+    return until_document(scope, iterable)
 
 
 @operation("iterateOnce")
 def iterate_once(scope: Any, target: Any, arguments: dict[str, Any]) -> Any:
+    """One non-blocking iteration in every mode (the protocol's table: ``try_next``)."""
     options(scope, arguments)
-    return _next_or_none(scope, _iterable(target))
+    return next_or_none(scope, _iterable(target))
 
 
 @operation("close")

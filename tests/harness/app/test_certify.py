@@ -73,16 +73,16 @@ def certified(tmp_path_factory):
 def test_certify_runs_the_main_job_strictly_and_writes_the_statement(certified):
     assert certified["status"] == 0, certified["printed"]
     out, statement = certified["out"], certified["statement"]
-    assert {p.name for p in out.iterdir()} == {
-        "pymongo-on-embedded.json",
-        "pymongo-on-embedded.html",
-        "pymongo-on-embedded.badge.json",
-        "pymongo-on-embedded.results.jsonl",
-    }
+    # One statement per iteration mode pymongo offers, the default one (next) under the pair's plain name.
+    stems = ("pymongo-on-embedded", "pymongo-tryNext-on-embedded", "pymongo-iterator-on-embedded")
+    suffixes = (".json", ".html", ".badge.json", ".results.jsonl")
+    assert {p.name for p in out.iterdir()} == {stem + suffix for stem in stems for suffix in suffixes}
+    assert [mode["mode"] for mode in statement["run"]["iteration_modes"]] == ["next", "tryNext", "iterator"]
+    assert {mode["exit_status"] for mode in statement["run"]["iteration_modes"]} == {0}
     run = statement["run"]
     assert run["strict"] is True and run["exit_status"] == 0 and run["selection"] is None
     assert run["sources"] == main_job_sources()
-    assert len(certified["records"]) == run["tests"] == 297
+    assert len(certified["records"]) == run["tests"] == 400
     assert {r["strict"] for r in certified["records"]} == {True}
     assert statement["provenance"]["run_id"] == certified["records"][0]["run_id"]
     assert statement["subject"]["driver"]["name"] == "pymongo"

@@ -354,3 +354,60 @@ def test_without_a_spec_text_the_rules_are_listed_and_the_text_is_said_not_compa
     data = json.loads(out)
     assert data["spec_text"] is None and data["spec_text_compared"] is False and "not compared" in data["not_compared"]
     assert all(r["missing_anchors"] == [] for r in data["rules"]) and data["unmapped_statements"] == []
+
+
+def test_a_ranged_rule_says_what_of_its_dimensions_its_checks_reach(tmp_path):
+    """covers: the values of each dimension a rule ranges over that its checks state, out of those a run can produce,
+    and why for the rest; a bad anchor, an unknown rule and a combination naming what the table lacks are problems."""
+    from harness.app.combinations import load_dimensions
+
+    _write_files(tmp_path)
+    table = tmp_path / "dimensions.yml"
+    table.write_text(f"""
+dimensions:
+- id: widget-kinds
+  what: kinds of widget
+  rules:
+  - {{rule: CS-API-OPEN, asserts: it opens, left: {{blue: no blue paint here}}}}
+  - {{rule: CS-API-GONE, asserts: nothing}}
+  values:
+  - {{id: red, anchors: ["{_anchor(TEXT, "Drivers MUST open")}"], cue: red}}
+  - {{id: green, anchors: ["{_anchor(TEXT, "Drivers MUST open")}"], cue: green}}
+  - {{id: blue, anchors: ['0000000000000000'], cue: blue}}
+  - {{id: gold, anchors: ["{_anchor(TEXT, "Drivers MUST open")}"], cue: gold, unreachable: no gold here}}
+""")
+    catalogues = [load_catalogue(tmp_path / "rules.yml", "change-streams")]
+    tests = [
+        LoadedTest("unified/a::CS-API-OPEN: red one [widget-kinds=red]", "CS-API-OPEN: red one [widget-kinds=red]"),
+        LoadedTest("unified/a::CS-API-OPEN: pink [widget-kinds=pink]", "CS-API-OPEN: pink [widget-kinds=pink]"),
+    ]
+    cmap = build_map(TEXT, "widgets.md", catalogues, RuleIndex([]), tests, dimensions=load_dimensions(table))
+    opened = next(c for c in cmap.rules if c.rule.id == "CS-API-OPEN")
+    assert opened.combinations is not None and opened.combinations.summary() == "widget-kinds 1/3 (1 unreachable here)"
+    assert opened.combinations.gaps() == ["widget-kinds=green: no check yet", "widget-kinds=blue: no blue paint here"]
+    covers = opened.combinations.as_json()["dimensions"]["widget-kinds"]
+    assert covers["covered"] == ["red"] and covers["unreachable"] == {"gold": "no gold here"}
+    problems = "\n".join(cmap.problems)
+    assert "widget-kinds/blue: anchor 0000000000000000 is not a sentence of widgets.md" in problems
+    assert "CS-API-GONE ranges over a dimension, but no catalogue defines it" in problems
+    assert "unified/a::CS-API-OPEN: pink [widget-kinds=pink]: names widget-kinds=pink" in problems
+
+
+def test_the_project_map_shows_the_generated_combinations(capsys):
+    """On the committed files: the option product, the pairs left with why, and the values no run produces."""
+    from harness.app.coverage import DEFAULT_SPEC_TEXT
+
+    if not DEFAULT_SPEC_TEXT.is_file():
+        pytest.skip(f"no spec text at {DEFAULT_SPEC_TEXT}")
+    status, out, _ = _coverage(capsys, "--report-only")
+    assert status == 0
+    assert "covers: watch-options 20/20 (8 unreachable here); watch-options x error-kinds pairs 80/100" in out
+    assert "not reached: watch-options x error-kinds: 20 pair(s): under timeoutMS" in out
+    assert "error-kinds=getMore-network-reset: needs --network-faults" in out
+    status, out, _ = _coverage(capsys, "--format", "json", "--report-only")
+    data = json.loads(out)
+    steps = next(r for r in data["rules"] if r["id"] == "CS-RESUME-STEPS")["covers"]
+    assert steps["pairs"] == [
+        {"dimensions": ["watch-options", "error-kinds"], "total": 100, "covered": 80, "left": steps["pairs"][0]["left"]}
+    ]
+    assert {d["id"] for d in data["dimensions"]} >= {"watch-options", "error-kinds", "token-sources"}

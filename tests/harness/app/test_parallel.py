@@ -22,21 +22,14 @@ from harness.engine.lifecycle import Case
 from harness.engine.plugins import load_plugins
 from harness.engine.run import Check, RunOptions
 from tests.harness.app.test_cli import FAILING, PASSING
-from tests.helpers import LEGACY_HEADER
+from tests.helpers import LEGACY_HEADER, harness_cli
 from tests.paths import REPO
 
 MORE = "".join(PASSING.replace("description: passes", f"description: passes {n}") for n in range(4))
 
 
 def _harness(*args: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "harness.app.cli", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "HARNESS_CACHE_DIR": str(cwd / "cache"), **(env or {})},
-    )
+    return harness_cli(*args, cwd=cwd, HARNESS_CACHE_DIR=str(cwd / "cache"), **(env or {}))
 
 
 def _records(path: Path) -> list[dict]:

@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import shutil
 import subprocess
-import sys
 import tarfile
 from pathlib import Path
 
@@ -20,20 +18,14 @@ import pytest
 
 from harness.app import spec_sources
 from tests.conftest import UNIFIED_DIR, require_shared_specs
+from tests.helpers import harness_cli
 from tests.paths import SHARED_SPECS
 
 SCHEMA = SHARED_SPECS / "upstream" / "unified-format-selftests" / "schema-1.28.json"
 
 
 def _harness(*args: str, cwd: Path, **env: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "harness.app.cli", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, **env},
-    )
+    return harness_cli(*args, cwd=cwd, **env)
 
 
 def _records(path: Path) -> list[dict]:

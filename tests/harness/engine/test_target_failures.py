@@ -268,3 +268,20 @@ def test_a_teardown_blocked_on_a_target_that_stopped_answering_does_not_hold_the
     assert returned_first, "the verdict waited for a target that never answers"
     assert verdict.outcome == ERROR
     assert "did not finish" in verdict.message and "timed out after 0.1s during step" in verdict.message
+
+
+def test_a_deployment_the_guard_refuses_mid_run_ends_the_remaining_tests_as_errors_naming_why(tmp_path):
+    """The guard's refusal (a remote member appeared in a ``uri=`` deployment) stops the run like a lost target:
+    no later test reaches the deployment (tests/harness/targets/test_guard_hosts.py shows the refusal itself)."""
+    results = tmp_path / "r.jsonl"
+    why = "the deployment now names db.example.invalid:27017 (hosts), which is not on the loopback interface"
+    refused: list[str] = []
+    checks = [_check("uses the target", _Uses), _check("after the reconfig", _Uses), _check("and after", _Uses)]
+    with HarnessRun(RunOptions(target="embedded", results=results, expected="none")) as run:
+        run.target.refusal = lambda address=None: refused[0] if refused else None  # type: ignore[method-assign]
+        first = run.run_test(checks[0])
+        refused.append(why)
+        later = [run.run_test(check) for check in checks[1:]]
+    assert first.outcome == PASSED
+    assert [o.outcome for o in later] == [ERROR, ERROR]
+    assert all(r["message"] == f"{why}; the test was not run" for r in _records(results)[1:])

@@ -45,4 +45,4 @@ def test_a_torn_entry_is_a_miss_and_the_cache_can_be_turned_off(cache_in, tmp_pa
         entry.write_bytes(b"not a pickle")
     assert [t.description for t in load_file(spec)] == ["passes"]
     monkeypatch.setenv("HARNESS_NO_CACHE", "1")
-    assert cache.get("documents", cache.key(b"x")) is cache.MISSING
+    assert cache.get("documents", cache.key(b"x"), lambda value: value) is cache.MISSING

@@ -138,14 +138,14 @@ def test_a_file_that_loads_too_long_is_an_error_and_the_file_beside_it_gets_its_
 
 
 @pytest.mark.skipif(not Path("/dev/zero").exists(), reason="no /dev/zero here")
-def test_a_file_with_no_end_is_read_only_as_far_as_the_limit():
-    """A device's size says 0; it is read on only to the limit (before the limits, reading never ended)."""
+def test_a_file_with_no_end_is_never_opened():
+    """A device is not a regular file: refused before it is opened (before the limits, reading never ended; then it
+    was read on to the limit; tests/harness/formats/test_strict_inputs.py has the FIFO and the link to it)."""
     from harness.formats.spec_reader import SpecFileError, read_spec_file
 
-    limit = load_limits.MAX_FILE_BYTES
     with pytest.raises(SpecFileError) as refused:
         read_spec_file(Path("/dev/zero"))
-    assert str(refused.value) == f"/dev/zero: more than {limit} bytes (limit {limit})"
+    assert str(refused.value) == "/dev/zero: cannot read file: a character device, not a regular file: not opened"
 
 
 def test_an_alias_inside_its_own_anchor_is_refused_at_its_line(tmp_path):

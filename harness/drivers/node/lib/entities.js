@@ -88,6 +88,8 @@ export class Scope {
     this.uri = params.uri;
     this.iterationTimeoutMS = params.iterationTimeoutMS;
     this.heartbeatFrequencyMS = params.heartbeatFrequencyMS;
+    /** How the scope's change streams are consumed (section 6.4.1; lib/iteration.js). */
+    this.iterationMode = params.iterationMode;
     this.entities = new Map();
     this.monitors = new Map();
     this.lsids = new Map();

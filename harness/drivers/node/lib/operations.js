@@ -4,6 +4,7 @@
 import { notImplemented, plainNumber, plainOptions } from './codec.js';
 import { TRANSACTION_OPTIONS, concernOptions, readPreference } from './entities.js';
 import { errorDocument } from './errors.js';
+import * as iteration from './iteration.js';
 
 /** Arguments that are data even when scalar (section 2.1): handed to the driver with their BSON types. */
 const DATA_SCALARS = new Set(['comment', 'hint']);
@@ -179,66 +180,10 @@ function updateResult(result) {
   return shaped;
 }
 
-/**
- * An iteration the budget gave up on keeps running (a promise cannot be cancelled); it is kept here per stream or
- * cursor until its outcome is taken, by the next iteration first, so a change it brings is not lost (section 6.4:
- * a stream that ran out of budget stays usable).
- */
-const unfinished = new WeakMap();
-
-/**
- * The next document of a change stream or cursor after at most one getMore, or null; with `timeout` (a promise
- * of TIMED_OUT), TIMED_OUT when that comes first, the iteration then left running for the next call.
- */
-async function tryNext(target, timeout = null) {
-  let attempt = unfinished.get(target);
-  if (attempt === undefined) {
-    attempt = target.tryNext();
-    unfinished.set(target, attempt);
-  }
-  let next;
-  try {
-    next = await (timeout === null ? attempt : Promise.race([attempt, timeout]));
-  } catch (error) {
-    unfinished.delete(target);
-    throw error;
-  }
-  if (next !== TIMED_OUT) unfinished.delete(target);
-  return next ?? null;
-}
-
-function timeoutAfter(ms) {
-  let timer;
-  const promise = new Promise((resolve) => {
-    timer = setTimeout(() => resolve(TIMED_OUT), ms);
-  });
-  return { promise, cancel: () => clearTimeout(timer) };
-}
-const TIMED_OUT = Symbol('timed out');
-
+/** Section 6.4, in the scope's iteration mode (section 6.4.1, lib/iteration.js). */
 async function iterateUntilDocumentOrError(scope, target, args) {
   refuseOthers(args, []);
-  const budgetMS = scope.iterationTimeoutMS;
-  const deadline = Date.now() + budgetMS;
-  while (true) {
-    const remaining = deadline - Date.now();
-    const timer = timeoutAfter(Math.max(0, remaining));
-    let next;
-    try {
-      next = await tryNext(target, timer.promise);
-    } finally {
-      timer.cancel();
-    }
-    if (next !== null && next !== TIMED_OUT) return value(next);
-    // Section 6.4: a stream or cursor the server closed (cursor id 0, after an invalidate) has nothing more to give.
-    const closed = next === null && target.closed === true;
-    if (closed || next === TIMED_OUT || Date.now() >= deadline) {
-      const why = closed ? 'the server closed the cursor' : `no document arrived within ${budgetMS / 1000}s`;
-      const error = new Error(why);
-      error.kind = 'noChange';
-      throw error;
-    }
-  }
+  return value(await iteration.untilDocumentOrError(scope, target));
 }
 
 /** Node's change streams start lazily; the spec has `createChangeStream` run the aggregate (as Node's own runner). */
@@ -345,7 +290,7 @@ export const OPERATIONS = {
     ['changeStream', 'cursor'],
     async (scope, target, args) => {
       refuseOthers(args, []);
-      return value(await tryNext(target));
+      return value(await iteration.once(scope, target));
     },
   ],
   getResumeToken: [

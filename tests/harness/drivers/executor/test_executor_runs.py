@@ -147,7 +147,7 @@ def test_an_executor_that_crashes_at_start_errors_every_test_with_its_stderr(tmp
 
 
 def test_an_in_process_driver_records_no_executor() -> None:
-    expected = {"name": "pymongo", "version": PyMongoAdapter.version, "language": "python"}
+    expected = {"name": "pymongo", "version": PyMongoAdapter.version, "language": "python", "iteration_mode": "next"}
     assert driver_record(PyMongoAdapter()) == expected
 
 

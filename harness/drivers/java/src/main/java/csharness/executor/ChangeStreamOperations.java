@@ -6,6 +6,7 @@ import com.mongodb.client.MongoChangeStreamCursor;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.MongoCursor;
 import com.mongodb.client.MongoDatabase;
+import com.mongodb.client.MongoIterable;
 import com.mongodb.client.model.changestream.FullDocument;
 import com.mongodb.client.model.changestream.FullDocumentBeforeChange;
 import java.util.List;
@@ -16,8 +17,19 @@ import org.bson.BsonValue;
 /**
  * Change streams and cursors (section 6.4). createChangeStream opens the stream before it replies: the
  * driver's watch() is lazy, and its cursor() sends the aggregate. The stream reads BsonDocument, so a
- * change document keeps every field and type the server sent. Iterating is the driver's own tryNext(),
- * which resumes by itself; iterateUntilDocumentOrError gives up after the scope's iteration budget.
+ * change document keeps every field and type the server sent. iterateUntilDocumentOrError gives up after the
+ * scope's iteration budget.
+ *
+ * <p>The scope's iteration mode (section 6.4.1) picks the driver's API a stream is consumed through:
+ * <ul>
+ * <li>{@code next} (the default) and {@code tryNext}: the MongoChangeStreamCursor of cursor(), iterated with its
+ * non-blocking tryNext() (which resumes by itself), the budget checked between calls: the next row of 6.4.1 takes
+ * the non-blocking form where the driver has one (the blocking next() and hasNext() have no seam where the
+ * budget could be checked), so in this driver the two modes make the same calls.
+ * <li>{@code iterator}: the Iterable's for-each protocol. iterator() is cursor() (a new aggregate on every call),
+ * so it is a way of opening the stream, not of reading one opened by cursor(): createChangeStream opens the
+ * stream with iterator() and keeps that one iterator, stepped with hasNext() then next() ({@link StreamIterator}).
+ * </ul>
  */
 final class ChangeStreamOperations {
     private ChangeStreamOperations() {}
@@ -57,8 +69,14 @@ final class ChangeStreamOperations {
         }
         options(call.args, stream);
         call.args.done();
-        return Outcome.entity((MongoChangeStreamCursor<BsonDocument>)
-                stream.withDocumentClass(BsonDocument.class).cursor());
+        MongoIterable<BsonDocument> changes = stream.withDocumentClass(BsonDocument.class);
+        if (Hello.ITERATOR.equals(call.scope.iterationMode)) {
+            // for (BsonDocument change : changes) starts here: iterator() sends the aggregate.
+            MongoCursor<BsonDocument> iterator = changes.iterator();
+            call.scope.keepIterator(iterator, new StreamIterator(iterator));
+            return Outcome.entity(iterator);
+        }
+        return Outcome.entity((MongoChangeStreamCursor<BsonDocument>) changes.cursor());
     }
 
     private static void options(Arguments args, ChangeStreamIterable<BsonDocument> stream) {
@@ -102,6 +120,10 @@ final class ChangeStreamOperations {
             return Outcome.value(cursor.next());
         }
         long budgetMS = call.scope.iterationTimeoutMS;
+        StreamIterator iterator = call.scope.iterator(cursor);
+        if (iterator != null) {
+            return Outcome.value(iterator.untilDocument(budgetMS));
+        }
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(budgetMS);
         while (true) {
             BsonDocument change = cursor.tryNext();
@@ -118,16 +140,24 @@ final class ChangeStreamOperations {
         }
     }
 
-    private static String seconds(long millis) {
+    static String seconds(long millis) {
         return millis % 1000 == 0 ? (millis / 1000) + "s" : (millis / 1000.0) + "s";
     }
 
     private static Outcome iterateOnce(Call call) {
-        return Outcome.value(cursor(call).tryNext());
+        MongoCursor<BsonDocument> cursor = cursor(call);
+        StreamIterator iterator = call.scope.iterator(cursor);
+        return Outcome.value(iterator != null ? iterator.once(call.scope.iterationTimeoutMS) : cursor.tryNext());
     }
 
     private static Outcome close(Call call) {
-        cursor(call).close();
+        MongoCursor<BsonDocument> cursor = cursor(call);
+        StreamIterator iterator = call.scope.iterator(cursor);
+        if (iterator != null) {
+            iterator.close();
+        } else {
+            cursor.close();
+        }
         return Outcome.NONE;
     }
 

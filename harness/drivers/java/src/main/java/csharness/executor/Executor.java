@@ -79,11 +79,19 @@ final class Executor {
         if (scopes.containsKey(id)) {
             throw ExecutorError.invalidRequest("scope '" + id + "' is already open");
         }
+        String iterationMode = params.optionalString("iterationMode");
+        if (iterationMode == null) {
+            iterationMode = Hello.ITERATION_MODES.get(0);
+        } else if (!Hello.ITERATION_MODES.contains(iterationMode)) {
+            throw ExecutorError.invalidRequest("openScope: iterationMode '" + iterationMode
+                    + "' is not one of the Java executor's iteration modes " + Hello.ITERATION_MODES);
+        }
         scopes.put(id, new Scope(
                 id,
                 params.string("uri"),
                 params.integer("iterationTimeoutMS"),
-                params.optionalInteger("heartbeatFrequencyMS")));
+                params.optionalInteger("heartbeatFrequencyMS"),
+                iterationMode));
         return Reply.value(null);
     }
 

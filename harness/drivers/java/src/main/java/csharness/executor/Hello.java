@@ -25,6 +25,13 @@ final class Hello {
     static final int PROTOCOL_VERSION = 1;
     /** The heartbeat a scope's fast heartbeats set (and the driver's minimum heartbeat, lowered with it). */
     static final int FAST_HEARTBEAT_MS = 50;
+    /** Section 6.4.1's iterator mode: the Iterable's own iterator (for-each). */
+    static final String ITERATOR = "iterator";
+    /**
+     * The ways this executor consumes a change stream (section 6.4.1), the default first: cursor().tryNext()
+     * for next and tryNext alike (ChangeStreamOperations says why), the Iterable's iterator for iterator.
+     */
+    static final List<String> ITERATION_MODES = List.of("next", "tryNext", ITERATOR);
 
     private Hello() {}
 
@@ -38,6 +45,7 @@ final class Hello {
         result.put("operations", strings(new ArrayList<>(Operations.names())));
         result.put("fastHeartbeatMS", new BsonInt32(FAST_HEARTBEAT_MS));
         result.put("minWireVersion", minWireVersion());
+        result.put("iterationModes", strings(ITERATION_MODES));
         return result;
     }
 

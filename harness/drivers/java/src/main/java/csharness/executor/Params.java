@@ -25,6 +25,18 @@ final class Params {
         return value.asString().getValue();
     }
 
+    /** A string parameter that may be missing or null. */
+    String optionalString(String name) {
+        BsonValue value = params.get(name);
+        if (value == null || value.isNull()) {
+            return null;
+        }
+        if (!value.isString()) {
+            throw ExecutorError.invalidRequest(method + ": params." + name + " must be a string or null");
+        }
+        return value.asString().getValue();
+    }
+
     BsonDocument document(String name) {
         BsonValue value = params.get(name);
         if (value == null || !value.isDocument()) {

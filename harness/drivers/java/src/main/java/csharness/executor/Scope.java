@@ -3,6 +3,7 @@ package csharness.executor;
 import com.mongodb.client.ClientSession;
 import com.mongodb.client.MongoCursor;
 import java.util.ArrayList;
+import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -17,14 +18,19 @@ final class Scope {
     final String uri;
     final long iterationTimeoutMS;
     final Long heartbeatFrequencyMS;
+    /** How every change stream of the scope is consumed: one of Hello.ITERATION_MODES (section 6.4.1). */
+    final String iterationMode;
     private final Map<String, Object> entities = new LinkedHashMap<>();
+    /** The iterator-mode state of each change stream opened through iterator(), by the iterator itself. */
+    private final Map<MongoCursor<?>, StreamIterator> iterators = new IdentityHashMap<>();
     private long results;
 
-    Scope(String id, String uri, long iterationTimeoutMS, Long heartbeatFrequencyMS) {
+    Scope(String id, String uri, long iterationTimeoutMS, Long heartbeatFrequencyMS, String iterationMode) {
         this.id = id;
         this.uri = uri;
         this.iterationTimeoutMS = iterationTimeoutMS;
         this.heartbeatFrequencyMS = heartbeatFrequencyMS;
+        this.iterationMode = iterationMode;
     }
 
     Object entity(String entityId) {
@@ -54,6 +60,15 @@ final class Scope {
         entities.put(entityId, entity);
     }
 
+    void keepIterator(MongoCursor<?> iterator, StreamIterator state) {
+        iterators.put(iterator, state);
+    }
+
+    /** The iterator-mode state of a change stream opened through iterator(); null for any other cursor. */
+    StreamIterator iterator(MongoCursor<?> cursor) {
+        return iterators.get(cursor);
+    }
+
     /** A name of the executor's own for a driver object returned without saveResultAsEntity (section 3). */
     String resultName() {
         return "$result" + (++results);
@@ -68,9 +83,14 @@ final class Scope {
         List<Object> all = new ArrayList<>(entities.values());
         for (Object entity : all) {
             if (entity instanceof MongoCursor<?> cursor) {
-                quietly(cursor::close);
+                StreamIterator iterator = iterators.get(cursor);
+                quietly(iterator != null ? iterator::close : cursor::close);
             }
         }
+        for (StreamIterator iterator : iterators.values()) {
+            quietly(iterator::close); // one only a replaced saved result still named; closing is idempotent
+        }
+        iterators.clear();
         for (Object entity : all) {
             if (entity instanceof SessionEntity session) {
                 quietly(session.session()::close);
