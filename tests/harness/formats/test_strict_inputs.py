@@ -16,6 +16,7 @@ import threading
 from pathlib import Path
 
 import pytest
+import yaml
 
 from harness.core.expectations import ExpectationsError
 from harness.formats.data_yaml import load_data_yaml
@@ -76,9 +77,14 @@ def test_keys_that_would_become_one_are_refused(tmp_path, text, key, line):
 
 def test_what_yaml_permits_still_loads_a_merged_key_overridden_and_a_re_used_anchor(tmp_path):
     spec = tmp_path / "fine.yml"
-    spec.write_text("base: &b {k: 0, m: 0}\nmid: &m {<<: *b, k: 1}\nout: {x: {<<: *m, m: 2}}\nre: &b 3\nuse: *b\n")
+    text = "base: &b {k: 0, m: 0}\nmid: &m {<<: *b, k: 1}\nout: {x: {<<: *m, m: 2}}\nre: &b 3\nuse: *b\n"
+    spec.write_text(text)
     data = read_spec_file(spec).data
-    assert data["mid"] == {"k": 1, "m": 0} and data["out"] == {"x": {"k": 1, "m": 2}} and data["use"] == 3
+    assert data["mid"] == {"k": 1, "m": 0} and data["use"] == 3
+    # A merge of a mapping that itself merges: what PyYAML makes of it changed between releases (6.0.4 takes the
+    # inner source's key, 6.0.3 the overriding one). Strictness must not change it: the same as PyYAML's own loader.
+    merges_only = text.split("re:")[0]  # PyYAML's own loader refuses the re-used anchor the spec reader permits
+    assert data["out"] == yaml.load(merges_only, Loader=yaml.SafeLoader)["out"]
 
 
 def test_a_result_given_twice_no_longer_turns_a_failing_test_into_a_pass(tmp_path):
