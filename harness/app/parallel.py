@@ -46,6 +46,7 @@ from harness.core.credentials import redact_text
 from harness.core.expectations import Classification, Expectations
 from harness.core.ports import TargetInfo, TargetUnavailable
 from harness.core.records import RunProvenance, new_run_id, utc_now
+from harness.core.terminal_text import printable
 from harness.core.verdicts import ERROR, Verdict
 from harness.engine import child_processes
 from harness.engine.results_store import ResultsStore
@@ -210,7 +211,8 @@ def run_parallel(
                     dispatch(worker)
                 elif kind == "restarted":
                     why, worker.provenance = payload
-                    print(f"harness: worker {worker.number}: {why}; it started a new target", file=sys.stderr)
+                    said = printable(redact_text(why))  # a server's words: shown, never sent to the terminal as codes
+                    print(f"harness: worker {worker.number}: {said}; it started a new target", file=sys.stderr)
                 elif kind == "started":
                     reporter.begin(tests[payload[0]].test_id)
                 elif kind == "result":
