@@ -221,7 +221,7 @@ def command_write_combinations() -> int:
 
 
 def command_coverage(args: argparse.Namespace) -> int:
-    if getattr(args, "write_combinations", False):
+    if args.write_combinations:
         return command_write_combinations()
     try:
         cmap = coverage_map(args)
