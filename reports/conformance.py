@@ -1,7 +1,7 @@
 """The conformance matrix: pass rate per cell, per cell x spec file and per cell x test.
 
-A cell is one configuration (driver and version / target and version,
-topology, fail points, network faults); its name is built in
+A cell is one configuration (driver, version and iteration mode / target
+and version, topology, fail points, network faults); its name is built in
 :mod:`reports.normalise`. The counts and the status come from
 :mod:`reports.outcomes`, the same for every table.
 """
@@ -29,7 +29,15 @@ from reports.outcomes import (
 from reports.versions import with_version_rank
 
 #: The columns a cell is made of (its name is a function of them and of whether network faults were configured).
-CELL_AXES = ("driver_name", "driver_version", "target_name", "target_version", "topology", "failpoints")
+CELL_AXES = (
+    "driver_name",
+    "driver_version",
+    "iteration_mode",
+    "target_name",
+    "target_version",
+    "topology",
+    "failpoints",
+)
 
 
 def cells(verdicts: DataFrame, versions: DataFrame, parts: DataFrame | None = None) -> DataFrame:

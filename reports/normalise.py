@@ -55,6 +55,7 @@ def verdicts_from_records(results: DataFrame) -> DataFrame:
             r["duration_s"].alias("duration_s"),
             driver_name(r["driver"]).alias("driver_name"),
             r["driver"]["version"].alias("driver_version"),
+            r["driver"]["iteration_mode"].alias("iteration_mode"),
             target["name"].alias("target_name"),
             target["kind"].alias("target_kind"),
             target["topology"].alias("topology"),
@@ -139,6 +140,7 @@ def verdicts_from_pytest_cases(cases: DataFrame) -> DataFrame:
             F.col("_time").alias("duration_s"),
             unknown.alias("driver_name"),
             unknown.alias("driver_version"),
+            F.lit(None).cast("string").alias("iteration_mode"),
             unknown.alias("target_name"),
             unknown.alias("target_kind"),
             unknown.alias("topology"),
@@ -163,10 +165,13 @@ def verdicts_from_pytest_cases(cases: DataFrame) -> DataFrame:
     )
 
 
-#: The parts of a cell's name, in order ("/" separates the driver from the target).
+#: The parts of a cell's name, in order ("/" separates the driver from the target). A missing name or version reads
+#: ``unknown``; ``iteration_mode`` (``[emitter]``), ``failpoints`` and ``network_faults`` (``+netfaults``) are named
+#: only when set (:func:`cell_name`).
 CELL_PARTS = (
     "driver_name",
     "driver_version",
+    "iteration_mode",
     "/",
     "target_name",
     "target_version",
@@ -188,15 +193,20 @@ def driver_name(driver: Column) -> Column:
 
 
 def cell_name(omit: str | None = None, configured: Column | None = None) -> Column:
-    """``driver_name driver_version / target_name target_version topology failpoints`` (+ ``+netfaults``).
+    """``driver_name driver_version [iteration_mode] / target_name target_version topology failpoints`` (+netfaults).
 
-    With ``omit`` (a version axis), the same name without that part: the context a version is compared in.
+    The iteration mode is named only when the verdict has one (``node 7.9.0 [emitter] / ...``): a record written
+    before ``driver.iteration_mode``, a pytest testcase and a history's verdicts from before the column keep the
+    name they always had. With ``omit`` (a version axis), the same name without that part: the context a version
+    is compared in (the mode stays in it: a version is compared with itself in the same mode).
     A campaign always brings its own Toxiproxy, so its records belong to the cell they ran in, not to a
     ``+netfaults`` one: only spec and prose runs made with ``--network-faults`` are a configuration of their own.
     ``configured`` is that condition when a frame holds it already (aggregates keep it, not the record's format).
     """
     rendering = {
         "/": F.lit("/"),
+        # null (left out) without a mode
+        "iteration_mode": F.concat(F.lit("["), F.nullif(F.col("iteration_mode"), F.lit("")), F.lit("]")),
         "failpoints": F.col("failpoints"),
         "network_faults": F.when(
             network_faults_configured() if configured is None else configured, F.lit("+netfaults")

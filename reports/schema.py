@@ -118,6 +118,9 @@ VERDICT = _struct(
     ("duration_s", D),
     ("driver_name", S),
     ("driver_version", S),
+    # ``driver.iteration_mode``: how the driver consumed change streams (docs/executor-protocol.md 6.4.1), part of
+    # the cell; null for a pytest testcase, a record written before the field and a history's Parquet from before it.
+    ("iteration_mode", S),
     ("target_name", S),
     ("target_kind", S),
     ("topology", S),

@@ -76,13 +76,20 @@ def matrix_statements(
     """One statement per matrix cell, written to ``out_dir/<cell>.{json,html,badge.json}``; returns them.
 
     ``cells`` and ``cell_tests`` are the report's tables of those names (all their rows); the catalogue brings the
-    rules and the expected-outcomes entries (``expectations``), which the harness side supplies.
+    rules and the expected-outcomes entries (``expectations``), which the harness side supplies. A cell of one
+    iteration mode (its ``iteration_mode``) is judged with the entries that apply in that mode; a cell without one
+    (records written before the mode) with every entry, as before.
     """
     tests = list(cell_tests)
     written = []
     for cell in cells:
+        mode = cell.get("iteration_mode")  # None: a cell of records written before the mode, or of pytest testcases
         subject = {
-            "driver": {"name": cell.get("driver_name"), "version": cell.get("driver_version")},
+            "driver": {
+                "name": cell.get("driver_name"),
+                "version": cell.get("driver_version"),
+                **({"iteration_mode": mode} if mode else {}),
+            },
             "target": {
                 "name": cell.get("target_name"),
                 "version": cell.get("target_version"),
@@ -93,7 +100,9 @@ def matrix_statements(
             "cell": cell["cell"],
         }
         driver = str(cell.get("driver_name")).removesuffix(EXECUTOR_SUFFIX)
-        deviations = deviations_for(catalogue.get("expectations") or {}, str(cell.get("target_name")), driver)
+        deviations = deviations_for(
+            catalogue.get("expectations") or {}, str(cell.get("target_name")), driver, mode or None
+        )
         provenance = {key: value for key, value in cell.items() if key != "cell"}
         statement = build_statement(
             catalogue,

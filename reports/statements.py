@@ -181,8 +181,11 @@ def _table_causes(row: dict[str, Any], outcome: str) -> tuple[dict[str, Any], ..
     return tuple(json.loads(text)) if isinstance(text, str) and text else None
 
 
-def deviations_for(expectations: dict[str, Any], target: str, driver: str) -> list[Deviation]:
-    """The entries that apply to a pair, in the order a run reads them: the target's, the driver's, the pair's.
+def deviations_for(
+    expectations: dict[str, Any], target: str, driver: str, iteration_mode: str | None = None
+) -> list[Deviation]:
+    """The entries that apply to a pair, in the order a run reads them: the target's, the driver's, the pair's;
+    with ``iteration_mode``, only those that apply in that mode (an entry's ``iteration_modes``, none: every mode).
 
     ``expectations`` is the catalogue's ``expectations`` object: ``targets``, ``drivers`` and ``pairs``
     (``<target>+<driver>``), each a map from name to a list of entries (``harness.app.certify.expectation_entries``).
@@ -206,6 +209,7 @@ def deviations_for(expectations: dict[str, Any], target: str, driver: str) -> li
         )
         for part in lists
         for e in part
+        if iteration_mode is None or not e.get("iteration_modes") or iteration_mode in e["iteration_modes"]
     ]
 
 

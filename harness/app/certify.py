@@ -218,7 +218,8 @@ def rule_catalogue(sources: list[str], spec_text: str | None = None) -> dict[str
 
 def expectation_entries() -> dict[str, dict[str, list[dict[str, Any]]]]:
     """Every expected-outcomes file of the project as ``{targets|drivers|pairs: {name: [entries]}}``; each entry
-    ``{ref, id, rule, kind, signature, tests, outcome, reason, reproduction, file}`` (docs/causes.md), in file order
+    ``{ref, id, rule, kind, signature, tests, outcome, reason, reproduction, iteration_modes, file}`` (docs/causes.md),
+    in file order
     (the order a run reads them)."""
     from harness.engine.run import EXPECTATIONS_DIR
     from harness.formats.expectations_file import load_expectations
@@ -242,6 +243,7 @@ def expectation_entries() -> dict[str, dict[str, list[dict[str, Any]]]]:
                     "outcome": k.outcome,
                     "reason": k.reason,
                     "reproduction": k.reproduction,
+                    "iteration_modes": list(k.iteration_modes),
                     "file": _shown_path(path),
                 }
                 for k in load_expectations(path).known
@@ -287,7 +289,12 @@ def statement_from_records(
         },
         "cell": None,
     }
-    deviations = deviations_for(catalogue.get("expectations") or {}, str(target.get("name")), str(driver.get("name")))
+    deviations = deviations_for(
+        catalogue.get("expectations") or {},
+        str(target.get("name")),
+        str(driver.get("name")),
+        driver.get("iteration_mode"),
+    )
     run = {
         "command": "harness certify",
         "strict": True,

@@ -13,6 +13,8 @@ What is written, from ``specs/coverage/dimensions.yml``:
 - ``.../generated/combined-errors.yml``: every other error kind where it strikes;
 - ``.../generated/combined-tokens.yml``: every reachable source of the cached token, with the server states the
   table pairs them with;
+- ``.../generated/combined-stops.yml``: every reachable way a stream stops (iteration-modes tagged ``closed`` or
+  ``invalidated``) with every way the next call is made (next-calls), but the pairs the rules leave;
 - ``specs/coverage/traces-generated.yml``: each generated test's assertions, traced to its rules (as every
   supplementary scenario is, docs/coverage.md);
 - ``specs/pins/scenarios-supplementary-generated.yml``: the generated folder's pin (docs/pins.md), so a run that
@@ -33,9 +35,11 @@ from harness.app.combinations_scenarios import (
     DATABASE,
     OTHER,
     QUIET,
+    STOPPED_APP,
     Built,
     option_tests,
     resumed_in_mode,
+    stop_tests,
     surfaced,
     token_test,
 )
@@ -109,21 +113,45 @@ def _entities(kind: Value | None, tokens: bool = False) -> list[dict[str, Any]]:
         {"database": {"id": "database0", "client": "client0", "databaseName": DATABASE}},
         {"collection": {"id": "collection0", "database": "database0", "collectionName": COLLECTION}},
         {"collection": {"id": "quietCollection", "database": "database0", "collectionName": QUIET}},
-        {"database": {"id": "aggregateWatcherDatabase", "client": "aggregateWatcher", "databaseName": DATABASE}},
-        {
-            "collection": {
-                "id": "aggregateWatcherCollection",
-                "database": "aggregateWatcherDatabase",
-                "collectionName": COLLECTION,
-            }
-        },
-        {"database": {"id": "writerDatabase", "client": "writer", "databaseName": DATABASE}},
-        {"collection": {"id": "writerCollection", "database": "writerDatabase", "collectionName": COLLECTION}},
+        *_watched_through("aggregateWatcher"),
+        *_watched_through("writer"),
     ]
     if tokens:
         entities.append({"collection": {"id": "writerOther", "database": "writerDatabase", "collectionName": OTHER}})
         entities.append({"session": {"id": "session0", "client": "writer"}})
     return entities
+
+
+def _stop_entities() -> list[dict[str, Any]]:
+    """The clients of the stop tests: ``closer`` reports every command it sends (the close's killCursors too);
+    ``stopWatcher`` (its own appName, for the fail point) reports aggregates only, since how many getMores reach an
+    invalidate is the deployment's and a killCursors after it is the driver's."""
+    return [
+        {"client": {"id": "closer", "observeEvents": ["commandStartedEvent"], "useMultipleMongoses": False}},
+        {
+            "client": {
+                "id": "stopWatcher",
+                "uriOptions": {"appName": STOPPED_APP},
+                "observeEvents": ["commandStartedEvent"],
+                "ignoreCommandMonitoringEvents": ["killCursors", "getMore"],
+                "useMultipleMongoses": False,
+            }
+        },
+        {"client": {"id": "writer", "uriOptions": {"w": "majority"}, "useMultipleMongoses": False}},
+        *_watched_through("closer"),
+        *_watched_through("stopWatcher"),
+        *_watched_through("writer"),
+    ]
+
+
+def _watched_through(client: str) -> list[dict[str, Any]]:
+    """``<client>Database`` and ``<client>Collection``: the test database and the watched collection, through one
+    client."""
+    database = f"{client}Database"
+    return [
+        {"database": {"id": database, "client": client, "databaseName": DATABASE}},
+        {"collection": {"id": f"{client}Collection", "database": database, "collectionName": COLLECTION}},
+    ]
 
 
 def _comment(*paragraphs: str) -> str:
@@ -132,13 +160,20 @@ def _comment(*paragraphs: str) -> str:
     return "\n#\n".join(blocks) + "\n"
 
 
-def _file(stem: str, what: str, built: list[Built], kind: Value | None, tokens: bool = False) -> str:
+def _file(
+    stem: str,
+    what: str,
+    built: list[Built],
+    kind: Value | None,
+    tokens: bool = False,
+    entities: list[dict[str, Any]] | None = None,
+) -> str:
     collections = [COLLECTION, OTHER] if tokens else [COLLECTION]
     document = {
         "description": f"generated-{stem}",
         "schemaVersion": "1.9",
         "runOnRequirements": [{"minServerVersion": "4.4", "topologies": ["replicaset"]}],
-        "createEntities": _entities(kind, tokens),
+        "createEntities": entities if entities is not None else _entities(kind, tokens),
         "initialData": [{"collectionName": c, "databaseName": DATABASE, "documents": []} for c in collections],
         "tests": [b.test for b in built],
     }
@@ -202,6 +237,15 @@ def scenario_files(table: DimensionTable) -> dict[str, tuple[str, list[Built]]]:
         "getMore error the change that comes is exactly the one after that token."
     )
     files["combined-tokens.yml"] = (_file("combined-tokens", what, tokens, None, tokens=True), tokens)
+    stops = stop_tests(table)
+    if stops:
+        what = (
+            "Every way a stream stops (closed by the application, ended by an invalidate) with every way the "
+            "application makes its next call: that call sends no getMore and no aggregate. What it returns or raises "
+            "is the driver's idiom (no reference text says), so it is ignored (ignoreResultAndError) and the commands "
+            "are compared instead."
+        )
+        files["combined-stops.yml"] = (_file("combined-stops", what, stops, None, entities=_stop_entities()), stops)
     return files
 
 

@@ -6,7 +6,7 @@ the aggregate must then carry it, the fail point that produces an error and what
 Nothing about a value is written here; a new value in the table is a new test at the next
 ``harness coverage --write-combinations``.
 
-Three groups, in the issue's order of worth:
+Four groups, in the issue's order of worth:
 
 - :func:`option_tests`: every watch option across every resumable kind of getMore error. The resume's aggregate
   is compared whole with the first one: the same ``$changeStream`` stage (but for its start point, which becomes
@@ -17,6 +17,9 @@ Three groups, in the issue's order of worth:
 - :func:`token_test`: every source of the cached token: the change after the resume is exactly the one after
   that token. Where the source is an empty batch, the user's ``$match`` drops a change that ``updateLookup`` would
   let through if read again, so a resume from an older token shows up as that change.
+- :func:`stopped_test`: every way a stream stops (closed by the application, ended by an invalidate) with every way
+  the application makes its next call: that call sends no getMore and no aggregate. What it returns or raises is
+  the driver's (no text says), so it is ignored and only the commands are compared.
 
 Where the number of getMores is the server's (one may answer empty before a change comes, a resumed stream's first
 batch may be empty: both permitted, specs/coverage/allowances/server.yml), a check counts aggregates only.
@@ -78,21 +81,22 @@ def _test(
     return Built(combination, rules, test, [v.sent or f"{v.id} ({v.cue})" for v in values], version)
 
 
-def fail_point(kind: Value) -> dict[str, Any]:
-    """The ``failPoint`` operation that produces an error kind, armed through the writer: failCommand fails the
-    commands it names whoever sends them, and the writer sends none of them (it only inserts and updates)."""
+def fail_command(data: dict[str, Any], times: int = 1) -> dict[str, Any]:
+    """A ``failPoint`` operation arming failCommand through the writer: failCommand fails the commands it names
+    whoever sends them, and the writer sends none of them (it only inserts, updates and drops)."""
     return {
         "name": "failPoint",
         "object": "testRunner",
         "arguments": {
             "client": "writer",
-            "failPoint": {
-                "configureFailPoint": "failCommand",
-                "mode": {"times": int(kind.get("times", 1))},
-                "data": dict(kind.get("failPoint")),
-            },
+            "failPoint": {"configureFailPoint": "failCommand", "mode": {"times": times}, "data": data},
         },
     }
+
+
+def fail_point(kind: Value) -> dict[str, Any]:
+    """The fail point that produces an error kind."""
+    return fail_command(dict(kind.get("failPoint")), int(kind.get("times", 1)))
 
 
 def _insert(number: int, collection: str = "writerCollection", **fields: Any) -> dict[str, Any]:
@@ -144,9 +148,11 @@ def _get_more(option: Value, collection: str) -> dict[str, Any]:
 
 
 def resumed_stage(stage: Mapping[str, Any]) -> dict[str, Any]:
-    """The stage of a resume with a cached token (Resume Process): the start options gone, resumeAfter set."""
+    """The stage of a resume with a cached token (Resume Process): the start options gone, resumeAfter set. Each
+    start option the first stage had is expected absent by name, so a kept one is reported at its own path."""
     kept = {k: v for k, v in stage.items() if k not in START_OPTIONS}
-    return {**kept, "resumeAfter": {"$$type": "object"}}
+    dropped = {k: ABSENT for k in stage if k in START_OPTIONS and k != "resumeAfter"}
+    return {**kept, **dropped, "resumeAfter": {"$$type": "object"}}
 
 
 def option_test(table: DimensionTable, option: Value, kind: Value) -> Built:
@@ -439,3 +445,103 @@ def token_test(table: DimensionTable, kind: Value, source: Value, state: Value |
     combination = {"token-sources": source.id, **({"server-states": state.id} if state is not None else {})}
     values = [kind, source] + ([state] if state is not None else [])
     return _test(table, combination, _TOKEN_TEXT[source.id], values, builders[source.id]())
+
+
+# -- d: every way a stream stops, and the call that follows ---------------------------------------------------------
+
+#: The appName of the client whose stream is invalidated, so that a fail point fails only that client's commands.
+STOPPED_APP = "combinedStops"
+#: The code the fail point armed after the invalidate fails the stream client's next getMore or aggregate with
+#: (BadValue: neither resumable nor a retryable read, so it is raised and nothing sends the command again).
+PROBE_CODE = 2
+#: The unified-format operation each value of next-calls is.
+NEXT_CALLS = ("iterateUntilDocumentOrError", "iterateOnce")
+
+
+def _next_call(call: Value) -> dict[str, Any]:
+    """The call after the stop; what it returns or raises is the driver's idiom, so neither is compared."""
+    if call.id not in NEXT_CALLS:
+        raise ValueError(f"next-calls={call.id}: the generator knows only {', '.join(NEXT_CALLS)}")
+    return {"name": call.id, "object": "changeStream0", "ignoreResultAndError": True}
+
+
+def _after_close(call: Value) -> dict[str, Any]:
+    """The application closes the stream right after the aggregate opened its cursor (nothing buffered, no getMore
+    yet); a change is written after the close. The commands are exactly the aggregate and the close's killCursors:
+    the next call sends nothing, so that change can never reach it."""
+    operations = [
+        {
+            "name": "createChangeStream",
+            "object": "closerCollection",
+            "arguments": {"pipeline": []},
+            "saveResultAsEntity": "changeStream0",
+        },
+        {"name": "close", "object": "changeStream0"},
+        _insert(1),
+        _next_call(call),
+    ]
+    events = [_started("aggregate"), _started("killCursors", {"killCursors": COLLECTION})]
+    return {"operations": operations, "expectEvents": [{"client": "closer", "events": events}]}
+
+
+def _after_invalidate(call: Value) -> dict[str, Any]:
+    """The watched collection is dropped; the stream returns the drop, then the invalidate. How many getMores that
+    takes is the deployment's (the two may come in one reply or two, a reply may be empty), so the stream's client
+    reports no getMore (nor killCursors, which closing an exhausted stream may send or not). What the next call
+    sends is seen another way: a fail point armed after the invalidate fails that client's next getMore or
+    aggregate, once. A probe aggregate after the next call meets it only if the next call sent neither; the
+    aggregates are exactly the stream's and the probe's, so the stream did not resume."""
+    operations = [
+        {
+            "name": "createChangeStream",
+            "object": "stopWatcherCollection",
+            "arguments": {"pipeline": []},
+            "saveResultAsEntity": "changeStream0",
+        },
+        {"name": "dropCollection", "object": "writerDatabase", "arguments": {"collection": COLLECTION}},
+        _next({"operationType": "drop"}),
+        _next({"operationType": "invalidate"}),
+        fail_command({"failCommands": ["getMore", "aggregate"], "errorCode": PROBE_CODE, "appName": STOPPED_APP}),
+        _insert(1),
+        _next_call(call),
+        {
+            "name": "aggregate",
+            "object": "stopWatcherCollection",
+            "arguments": {"pipeline": []},
+            "expectError": {"errorCode": PROBE_CODE},
+        },
+    ]
+    events = [
+        _started("aggregate", {"pipeline": [{"$changeStream": {}}]}),
+        _started("aggregate", {"pipeline": []}),
+    ]
+    return {"operations": operations, "expectEvents": [{"client": "stopWatcher", "events": events}]}
+
+
+_STOP_TEXT = {
+    "closed": "the closed stream's next call sends no command, so a change written after the close never reaches it",
+    "invalidated": "after the invalidate the next call sends no getMore and no aggregate: the stream does not resume",
+}
+
+
+def stopped_test(table: DimensionTable, stop: Value, call: Value) -> Built | None:
+    """The stream stopped the way ``stop`` says, then the application's next call made the way ``call`` says; None
+    when no rule of the table checks that pair (a value the rules leave, with why)."""
+    combination = {"iteration-modes": stop.id, "next-calls": call.id}
+    if not table.rules_checked(combination):
+        return None
+    if "closed" in stop.tags:
+        return _test(table, combination, _STOP_TEXT["closed"], [stop, call], _after_close(call))
+    if "invalidated" in stop.tags:
+        return _test(table, combination, _STOP_TEXT["invalidated"], [stop, call], _after_invalidate(call))
+    raise ValueError(f"iteration-modes={stop.id}: the generator knows how a stream stops by 'closed' or 'invalidated'")
+
+
+def stop_tests(table: DimensionTable) -> list[Built]:
+    """Each reachable way a stream stops with each way of making the next call, but the pairs every rule leaves."""
+    modes, calls = table.dimension("iteration-modes"), table.dimension("next-calls")
+    if modes is None or calls is None:
+        return []
+    stops = [v for v in modes.values if not v.unreachable and v.tags & {"closed", "invalidated"}]
+    built = [stopped_test(table, stop, call) for stop in stops for call in calls.values if not call.unreachable]
+    return [b for b in built if b is not None]

@@ -168,6 +168,15 @@ RUN_OPTIONS: tuple[RunOption, ...] = (
         default=10.0,
         type=float,
     ),
+    RunOption(
+        "no_early_verdict",
+        ("--no-early-verdict",),
+        "--no-early-verdict",
+        "every iteration that gets no change waits its whole budget: the pymongo drivers' early no-change "
+        "verdict (a lost change fails once the stream has passed the test's last write) is off (docs/causes.md 4)",
+        default=False,
+        action="store_true",
+    ),
 )
 
 
@@ -209,6 +218,7 @@ def run_options(value: Callable[[RunOption], Any], labels: dict[str, str] | None
             iteration_timeout_s=float(values["iteration_timeout"]),
             iteration_mode=values["iteration_mode"] or None,
             require_schema=bool(values["require_schema"]),
+            early_no_change=not values["no_early_verdict"],
         ),
     )
 

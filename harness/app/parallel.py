@@ -286,7 +286,9 @@ def _view(provenance: RunProvenance, options: RunOptions) -> _View:
         provenance.run_id,
         SimpleNamespace(info=info),
         SimpleNamespace(**provenance.driver),
-        expectations_for(options.expected, info.name, provenance.driver["name"]),
+        expectations_for(
+            options.expected, info.name, provenance.driver["name"], provenance.driver.get("iteration_mode")
+        ),
     )
 
 

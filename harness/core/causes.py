@@ -125,7 +125,9 @@ class Cause:
         return self if self.rules else replace(self, rules=tuple(rules))
 
     def explained(self, entry_ref: str, rule: str) -> Cause:
-        return replace(self, known=entry_ref, rules=(rule,))
+        """The cause as an entry explains it: it then stands for the entry's one rule, or for none (an entry of a
+        kind that names no rule, such as a push mode's read-ahead)."""
+        return replace(self, known=entry_ref, rules=(rule,) if rule else ())
 
     def searched_text(self) -> str:
         """What an entry's ``message`` pattern is searched in: the fact, then the error's message."""

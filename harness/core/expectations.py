@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.core.causes import CLAUSES, Cause
+from harness.core.ports import ITERATION_MODES
 from harness.core.verdicts import ERROR, FAILED, PASSED, SKIPPED
 
 #: The outcomes an entry may give: a failure, or an error (the harness could not carry the test out).
@@ -57,7 +58,12 @@ KINDS: dict[str, tuple[str, ...]] = {
     "driver-bug": ("driver", "pair"),
     "driver-not-implemented": ("driver", "pair"),
     "harness-limitation": ("target", "driver", "pair"),
+    # A push mode's read-ahead (docs/executor-protocol.md 6.4.1) meeting a test written for pull timing: no rule
+    # is broken, so the entry names none and the cause then counts against no rule (docs/causes.md, "Kinds").
+    "read-ahead": ("driver", "pair"),
 }
+#: The kinds whose entries name no rule: what they explain breaks none.
+RULELESS_KINDS = frozenset({"read-ahead"})
 #: The owners a file names with its leading keys: a target, a driver, or both (a pair).
 _SIGNATURE_FIELDS = (
     "clause",
@@ -137,10 +143,16 @@ class KnownCause:
     tests: tuple[str, ...] = ()
     #: The file, as ``drivers/java.yml``: with ``id``, how records name the entry.
     source: str = ""
+    #: The iteration modes (docs/executor-protocol.md 6.4.1) a run must consume streams in for the entry to apply;
+    #: empty: every mode.
+    iteration_modes: tuple[str, ...] = ()
 
     @property
     def ref(self) -> str:
         return f"{self.source}#{self.id}"
+
+    def applies_in(self, iteration_mode: str) -> bool:
+        return not self.iteration_modes or iteration_mode in self.iteration_modes
 
     def applies_to(self, test_id: str) -> bool:
         return not self.tests or any(test_id == t or fnmatch.fnmatchcase(test_id, t) for t in self.tests)
@@ -275,6 +287,12 @@ class Expectations:
             raise ExpectationsError(f"{source}: entry ids must be unique in a file: {duplicated}")
         return cls(known, source, _adjustments(data, source))
 
+    def for_mode(self, iteration_mode: str) -> Expectations:
+        """The entries that apply to a run consuming its streams in ``iteration_mode``: the others are not loaded,
+        so they neither explain a cause nor count as unused."""
+        kept = [entry for entry in self.known if entry.applies_in(iteration_mode)]
+        return Expectations(kept, self.source, self.adjustments)
+
     def naming(self, test_id: str) -> list[KnownCause]:
         """The entries limited to tests that include this one (a test with a known deviation of its own)."""
         return [entry for entry in self.known if entry.tests and entry.applies_to(test_id)]
@@ -372,10 +390,15 @@ def _entry(entry: Any, index: int, source: str, label: str, owner: str) -> Known
         )
     where = f"{where} ({entry.get('id')!r})"
     entry_id = _text(entry, "id", where)
-    rule = _text(entry, "rule", where)
     kind = _text(entry, "kind", where)
     if kind not in KINDS:
         raise ExpectationsError(f"{where}: kind {kind!r} unknown; known: {', '.join(KINDS)}")
+    if kind in RULELESS_KINDS and "rule" in entry:
+        raise ExpectationsError(f"{where}: a {kind} entry breaks no rule, so it names none (leave 'rule' out)")
+    rule = "" if kind in RULELESS_KINDS else _text(entry, "rule", where)
+    modes = _iteration_modes(entry, where)
+    if kind == "read-ahead" and not modes:
+        raise ExpectationsError(f"{where}: a read-ahead entry names the push modes it applies to (iteration_modes)")
     if owner not in KINDS[kind]:
         raise ExpectationsError(f"{where}: a {owner}'s file cannot hold a {kind} (only {', '.join(KINDS[kind])})")
     outcome = entry.get("outcome", FAILED)
@@ -388,7 +411,8 @@ def _entry(entry: Any, index: int, source: str, label: str, owner: str) -> Known
         raise ExpectationsError(f"{where}: 'tests' must be a list of test-id patterns")
     if any(t.strip() == "*" for t in tests):
         raise ExpectationsError(f"{where}: 'tests' may not be '*' (leave it out to apply to every test)")
-    unknown = sorted(set(entry) - {"id", "rule", "kind", "signature", "reason", "reproduction", "outcome", "tests"})
+    fields = {"id", "rule", "kind", "signature", "reason", "reproduction", "outcome", "tests", "iteration_modes"}
+    unknown = sorted(set(entry) - fields)
     if unknown:
         raise ExpectationsError(f"{where}: unknown field(s) {unknown}")
     return KnownCause(
@@ -401,4 +425,15 @@ def _entry(entry: Any, index: int, source: str, label: str, owner: str) -> Known
         outcome,
         tuple(tests),
         label,
+        modes,
     )
+
+
+def _iteration_modes(entry: dict[str, Any], where: str) -> tuple[str, ...]:
+    modes = entry.get("iteration_modes", [])
+    if not isinstance(modes, list) or not all(isinstance(m, str) for m in modes):
+        raise ExpectationsError(f"{where}: 'iteration_modes' must be a list of mode names")
+    unknown = [m for m in modes if m not in ITERATION_MODES]
+    if unknown:
+        raise ExpectationsError(f"{where}: iteration modes {unknown} unknown; known: {', '.join(ITERATION_MODES)}")
+    return tuple(modes)

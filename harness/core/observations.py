@@ -55,7 +55,12 @@ class DriverOperationError(Exception):
 
 
 class NoChangeWithin(Exception):
-    """Iteration waited its full budget and the change stream produced nothing."""
+    """An iteration gave up without a change: it waited its full budget, the stream or cursor ended, or (``early``)
+    the stream showed that the change can no longer come (docs/causes.md section 4). The message is the fact."""
+
+    def __init__(self, message: str, *, early: bool = False) -> None:
+        super().__init__(message)
+        self.early = early
 
 
 @dataclass

@@ -66,6 +66,9 @@ ITERATION_MODES: Mapping[str, str] = MappingProxyType(
         "stream": "a readable stream of changes: Node stream.stream() read through 'data'",
     }
 )
+#: The modes in which the driver, not the application, decides when to send a getMore (read-ahead, section
+#: 6.4.1): there a stream's getMores are not ordered against the test's other commands, nor counted.
+PUSH_ITERATION_MODES = frozenset({"emitter", "stream"})
 #: What a driver that declares no modes offers (an executor whose ``hello`` has no ``iterationModes``).
 DEFAULT_ITERATION_MODES = ("next",)
 
@@ -189,15 +192,28 @@ class DriverAdapter(Protocol):
     #: The ways to consume a change stream the adapter drives through the driver's own API, names from
     #: :data:`ITERATION_MODES`; the first is the default (the driver's most common one).
     iteration_modes: tuple[str, ...]
+    #: Whether the adapter's scopes can end ``iterateUntilDocumentOrError`` before its budget once the change can
+    #: no longer come (docs/causes.md section 4); False: every iteration that gets no change waits its budget.
+    early_no_change: bool
 
     def open_scope(
-        self, uri: str, *, iteration_timeout_s: float, fast_heartbeats: bool = False, iteration_mode: str | None = None
+        self,
+        uri: str,
+        *,
+        iteration_timeout_s: float,
+        fast_heartbeats: bool = False,
+        iteration_mode: str | None = None,
+        resume_token_format: str | None = None,
     ) -> DriverScope:
         """A new scope; with ``fast_heartbeats``, every client whose ``uriOptions`` leave
         ``heartbeatFrequencyMS`` unset gets :attr:`fast_heartbeat_ms` (the unified format allows it for tests
         that configure fail points, and forbids it for clients that set the option themselves). Every change
         stream of the scope is consumed in ``iteration_mode`` (None: the default, the first of
-        :attr:`iteration_modes`; one the adapter does not declare is refused: :func:`chosen_iteration_mode`)."""
+        :attr:`iteration_modes`; one the adapter does not declare is refused: :func:`chosen_iteration_mode`).
+        ``resume_token_format`` (``harness.core.resume_tokens``) is given by a caller that vouches that no write
+        starts while an iteration waits (the spec runner): the scope may then give the early verdict, reading the
+        target's tokens in that format (``unread``: their positions are unknown). None: every iteration keeps its
+        budget."""
         ...
 
     def restart(self) -> None:

@@ -108,13 +108,16 @@ class TestResult:
     record: dict[str, Any]
 
 
-def expectations_for(choice: str | None, target_name: str, driver_name: str | None = None) -> Expectations:
+def expectations_for(
+    choice: str | None, target_name: str, driver_name: str | None = None, iteration_mode: str | None = None
+) -> Expectations:
     """``--expected``: none, auto, or a file.
 
     auto: the target's known outcomes (``specs/expectations/<target name>.yml``), the driver's
     (``specs/expectations/drivers/<driver name>.yml``: rules the driver under test is known to break) and the
     pair's (``specs/expectations/pairs/<target name>+<driver name>.yml``: a target's fault that only this driver
-    shows, such as a wire-protocol detail only its driver checks), each if there is one.
+    shows, such as a wire-protocol detail only its driver checks), each if there is one. With ``iteration_mode``
+    (the mode the run consumes its streams in), only the entries that apply in that mode.
     """
     if choice in (None, "none"):
         return Expectations.empty()
@@ -123,8 +126,10 @@ def expectations_for(choice: str | None, target_name: str, driver_name: str | No
         if driver_name:
             candidates.append(EXPECTATIONS_DIR / "drivers" / f"{driver_name}.yml")
             candidates.append(EXPECTATIONS_DIR / "pairs" / f"{target_name}+{driver_name}.yml")
-        return Expectations.combined([load_expectations(c) for c in candidates if c.exists()])
-    return load_expectations(Path(choice))
+        found = Expectations.combined([load_expectations(c) for c in candidates if c.exists()])
+    else:
+        found = load_expectations(Path(choice))
+    return found.for_mode(iteration_mode) if iteration_mode else found
 
 
 def pair_incompatibility(driver: DriverAdapter, target: TargetInfo) -> str | None:
@@ -236,7 +241,8 @@ class HarnessRun:
                 stack.callback(self.failpoints.disarm_all)
 
     def _load_expectations(self) -> Expectations:
-        return expectations_for(self.options.expected, self.target.info.name, self.driver.name)
+        mode = chosen_iteration_mode(self.driver, self.options.settings.iteration_mode)
+        return expectations_for(self.options.expected, self.target.info.name, self.driver.name, mode)
 
     # -- running ------------------------------------------------------------------
     def cleanup(self) -> list[str]:

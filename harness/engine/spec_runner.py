@@ -52,6 +52,7 @@ from harness.core.model import (
 )
 from harness.core.observations import DriverOperationError, ErrorInfo, NoChangeWithin
 from harness.core.ports import (
+    PUSH_ITERATION_MODES,
     DriverAdapter,
     DriverLacksFeature,
     FailPointError,
@@ -63,9 +64,13 @@ from harness.core.ports import (
     require_event_family,
 )
 from harness.core.requirements import skip_reason
+from harness.core.resume_tokens import DETAIL as RESUME_TOKENS
+from harness.core.resume_tokens import UNREAD
 from harness.core.verdicts import ERROR, SKIPPED, Verdict
+from harness.engine import read_ahead
 from harness.engine.failpoint_manager import FailPointManager
 from harness.engine.operation_table import TEST_RUNNER_OPERATIONS, test_runner_operation
+from harness.engine.stream_trail import aggregates_trail
 from harness.engine.test_context import TestContext
 from harness.formats.unified_operations import NESTED_OPERATIONS, any_arguments_of
 from harness.formats.unified_operations import TEST_RUNNER as FORMAT_RUNNER_OPERATIONS
@@ -80,6 +85,9 @@ class RunSettings:
     iteration_mode: str | None = None
     #: A test whose file has a schema format but was loaded without one (no schema found) is an error.
     require_schema: bool = False
+    #: An iteration that gets no change may end before its budget once the change can no longer come (docs/causes.md
+    #: section 4), for a driver that can tell (``DriverAdapter.early_no_change``); False: every one waits its budget.
+    early_no_change: bool = True
 
 
 #: The message of a test refused by ``--require-schema``.
@@ -169,11 +177,13 @@ class SpecRunner:
             if route is not None:
                 context.closers.append(route.close)  # closed with the test, even if opening the scope fails
             uri = route.uri if route is not None else self.driver_uri
+            context.no_early_verdict = self._no_early_verdict(route)
             context.scope = self.driver.open_scope(
                 uri,
                 iteration_timeout_s=self.settings.iteration_timeout_s,
                 fast_heartbeats=fast,
                 iteration_mode=self.settings.iteration_mode,
+                resume_token_format=None if context.no_early_verdict else self._resume_token_format(),
             )
         for entity in test.entities:
             try:
@@ -241,6 +251,26 @@ class SpecRunner:
                 [cause_of.from_mismatch(cause_of.ERROR_MATCH, "result.error", m, error) for m in found],
             )
 
+    def _no_early_verdict(self, route: Any) -> str:
+        """Why this test's scope gets no early no-change verdict (docs/causes.md section 4), or "" when it does: the
+        runner runs a test's operations one at a time, so no write starts while an iteration waits; what is left to
+        know is whether the driver can tell and whether its replies are the target's own."""
+        if not self.settings.early_no_change:
+            return "it is turned off for this run"
+        if not self.driver.early_no_change:
+            where = " in an executor" if self.driver.executor is not None else ""
+            return (
+                f"not available for the {self.driver.name} driver{where} (only the in-process pymongo drivers give it)"
+            )
+        if route is not None:
+            return "a wire proxy in this test's path may hold back or reshape replies"
+        return ""
+
+    def _resume_token_format(self) -> str:
+        """The format the target's resume tokens are read in (``unread`` when the harness reads none of its)."""
+        fmt = self.target.info.details.get(RESUME_TOKENS)
+        return fmt if isinstance(fmt, str) else UNREAD
+
     def _prepare_data(self, context: TestContext) -> None:
         context.current = "preparing data"
         tasks = self.target.admin_tasks
@@ -294,14 +324,23 @@ class SpecRunner:
         except DriverOperationError as exc:
             return self._check_outcome(context, operation, label, None, exc)
         except NoChangeWithin as exc:
+            if operation.ignore_result_and_error:
+                # The format: "both the error and result for the operation MUST be ignored"; an iteration that
+                # found the stream ended (or nothing within the budget) is such a result.
+                return None
             expected = "" if operation.expect_result is NOT_GIVEN else f"; expected {show(operation.expect_result)}"
             waited = round(time.monotonic() - started, 3)
+            assert context.scope is not None
+            trail = aggregates_trail(context.scope, context.test)
+            watched = f"watched {waited:g}s of {self.settings.iteration_timeout_s:g}s"
+            if context.no_early_verdict and not exc.early:
+                watched += f"; no early verdict: {context.no_early_verdict}"
             cause = cause_of.Cause(
                 cause_of.NO_CHANGE,
                 step=step,
                 expected="" if operation.expect_result is NOT_GIVEN else show(operation.expect_result),
                 waited_s=waited,
-                fact=f"no change arrived: {exc} (watched {waited:g}s)",
+                fact=f"no change arrived: {exc} ({watched})" + (f"; {trail}" if trail else ""),
             )
             raise TestFailure(f"{label}: {exc}{expected}", causes=[cause]) from exc
         return self._check_outcome(context, operation, label, result, None)
@@ -427,6 +466,11 @@ class SpecRunner:
         except UnsupportedOperation as exc:
             raise HarnessError(f"{expectation.label}: {exc}") from exc
         observed = [e for e in published if e.command_name not in expectation.skip_commands]
+        if self.settings.iteration_mode in PUSH_ITERATION_MODES and expectation.event_type == "command":
+            observed, skipped = read_ahead.aligned(expectation.events, observed)
+            if skipped:
+                counted = context.details.setdefault("read_ahead_getmores", {})
+                counted[expectation.client] = counted.get(expectation.client, 0) + skipped
         label = expectation.label
         for index, expected in enumerate(expectation.events):
             path = f"{label}[{index}]"

@@ -43,6 +43,8 @@ class TestContext(Case):
         self.closers: list[Callable[[], list[str]]] = []
         #: ``targetedFailPoint``'s fail-point managers on servers the run's manager does not reach, by address.
         self.direct_failpoints: dict[tuple[str, int], Any] = {}
+        #: Why the driver scope was given no early no-change verdict ("" when it was: docs/causes.md section 4).
+        self.no_early_verdict = ""
 
     @property
     def matching(self) -> MatchingEntities:

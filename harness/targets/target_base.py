@@ -18,14 +18,18 @@ from pymongo.read_concern import ReadConcern
 from pymongo.write_concern import WriteConcern
 
 from harness.core.ports import FailPointError, TargetAdminError, TargetInfo, TargetUnavailable
+from harness.core.resume_tokens import DETAIL as RESUME_TOKENS
+from harness.core.resume_tokens import secantusdb_format
 from harness.targets import connection_strings
 
 TOPOLOGIES = ("single", "replicaset", "sharded", "load-balanced")
 
 
 def secantus_package() -> dict[str, str]:
-    """Which SecantusDB release is installed, for the provenance of targets that run it (what ran, not a label)."""
-    return {"package": "secantusdb", "package_version": secantus_package_version()}
+    """Which SecantusDB release is installed, for the provenance of targets that run it (what ran, not a label), and
+    the format the harness reads its resume tokens in (``unread`` for a release whose format was not checked)."""
+    version = secantus_package_version()
+    return {"package": "secantusdb", "package_version": version, RESUME_TOKENS: secantusdb_format(version)}
 
 
 def secantus_package_version() -> str:

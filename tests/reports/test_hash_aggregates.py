@@ -93,7 +93,10 @@ def _straightforward(verdicts):
     )
     changes = ordered.withColumn("changed", F.col("failure") != F.lag("failure").over(in_time(*keys)))
     transitions = changes.groupBy(*keys).agg(F.count_if("changed").alias("transitions"))
-    return counted.join(transitions, keys, "left").withColumn("transitions", F.coalesce("transitions", F.lit(0)))
+    # null-safe: an axis may be null (a verdict without an iteration mode)
+    same = [counted[key].eqNullSafe(transitions[key]) for key in keys]
+    joined = counted.join(transitions, same, "left").select(counted["*"], transitions["transitions"])
+    return joined.withColumn("transitions", F.coalesce("transitions", F.lit(0)))
 
 
 def _sorted(frame, *order):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from reports.schema import VERDICT_COLUMNS
-from tests.spark_support import at, record, records_frame
+from tests.spark_support import at, record, records_frame, rows
 
 
 def one(spark, rec):
@@ -138,3 +138,39 @@ def test_a_failing_records_causes_are_kept_as_json_text_with_its_expectation_rea
     before = record("unified/cs::t", "failed", "boom")
     del before["causes"], before["not_reached"]  # a record written before causes
     assert (one(spark, before)["causes"], one(spark, before)["not_reached"]) == (None, None)
+
+
+def test_each_iteration_mode_is_a_cell_of_its_own_and_a_record_without_one_keeps_its_name(spark):
+    """Two modes of one driver on one target are two APIs: two cells (and two contexts on the version axes); a
+    record written before ``driver.iteration_mode`` keeps the name cells had before the mode was part of it."""
+    from reports.conformance import cells
+    from reports.normalise import cell_name, verdicts_from_records
+    from reports.versions import version_dimension
+
+    moded = []
+    for n, mode in enumerate(("next", "emitter")):
+        rec = record(run_id=f"m{n}", outcome=("passed", "failed")[n])
+        rec["driver"]["iteration_mode"] = mode
+        moded.append(rec)
+    before = record(run_id="old")
+    assert "iteration_mode" not in before["driver"]
+    verdicts = verdicts_from_records(records_frame(spark, [*moded, before])).cache()
+    target = "secantusdb 0.7.0 replicaset native"
+    assert rows(
+        verdicts.select("run_id", "iteration_mode", "cell", cell_name(omit="driver_version").alias("context")),
+        "run_id",
+        "iteration_mode",
+        "cell",
+        "context",
+    ) == [
+        ("m0", "next", f"pymongo 4.9.0 [next] / {target}", f"pymongo [next] / {target}"),
+        ("m1", "emitter", f"pymongo 4.9.0 [emitter] / {target}", f"pymongo [emitter] / {target}"),
+        ("old", None, f"pymongo 4.9.0 / {target}", f"pymongo / {target}"),
+    ]
+    table = cells(verdicts, version_dimension(spark, verdicts, ["driver_version", "target_version"]))
+    assert rows(table, "cell", "iteration_mode", "runs", "passed", "failed") == [
+        (f"pymongo 4.9.0 / {target}", None, 1, 1, 0),
+        (f"pymongo 4.9.0 [emitter] / {target}", "emitter", 1, 0, 1),
+        (f"pymongo 4.9.0 [next] / {target}", "next", 1, 1, 0),
+    ]
+    verdicts.unpersist()

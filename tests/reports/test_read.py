@@ -149,6 +149,7 @@ def test_junit_testcases_without_a_record_are_pytest_rows_with_unknown_versions(
         "junit",
     )
     assert (bad["driver_version"], bad["target_version"]) == ("unknown", "unknown")
+    assert (bad["iteration_mode"], bad["cell"]) == (None, "unknown unknown / unknown unknown unknown")
     assert bad["run_id"] == "junit-20260105T110000Z-ci-7" and bad["started_at"].hour == 11
     assert rows["test_xfail"]["expected"] is True
     assert {(r["causes"], r["expectation_reason"], r["not_reached"]) for r in rows.values()} == {(None, None, None)}
@@ -183,7 +184,8 @@ def test_the_jobs_own_parquet_reads_back_unchanged(spark, tmp_path):
 
 def test_a_history_written_before_causes_reads_with_none_and_takes_new_verdicts(spark, tmp_path):
     """``--append-to`` a history whose Parquet has no causes columns: its verdicts read with null causes (judged by
-    outcome), and a night with causes is appended beside them."""
+    outcome), and a night with causes is appended beside them. The same for the iteration mode: the history's
+    verdicts keep the cell names they were written with, a night with a mode is named with it."""
     from reports.discover import VERDICTS_MARKER
     from reports.history import append_verdicts
     from reports.job import load_inputs
@@ -191,12 +193,16 @@ def test_a_history_written_before_causes_reads_with_none_and_takes_new_verdicts(
     write_jsonl(tmp_path / "old.jsonl", [record("legacy/x::y", "failed", "boom", run_id="old")])
     old = load_inputs(spark, [str(tmp_path / "old.jsonl")]).verdicts
     target = tmp_path / "history" / "verdicts"
-    old.drop("causes", "expectation_reason", "not_reached").write.parquet(str(target))
+    old.drop("causes", "expectation_reason", "not_reached", "iteration_mode").write.parquet(str(target))
     (target / VERDICTS_MARKER).write_text("a history from before causes\n")
     night = record("legacy/x::y", "failed", "boom", run_id="new")
     night["causes"] = [{"clause": "check", "step": "s", "path": "", "fact": "boom", "rules": [], "known": None}]
+    night["driver"]["iteration_mode"] = "next"
     write_jsonl(tmp_path / "new.jsonl", [night])
     new = load_inputs(spark, [str(tmp_path / "new.jsonl")]).verdicts
     added, history = append_verdicts(spark, new, tmp_path / "history")
     rows = {r["run_id"]: r for r in history.collect()}
     assert added == 1 and rows["old"]["causes"] is None and '"clause":"check"' in rows["new"]["causes"]
+    cell = "secantusdb 0.7.0 replicaset native"
+    assert (rows["old"]["iteration_mode"], rows["old"]["cell"]) == (None, f"pymongo 4.9.0 / {cell}")
+    assert (rows["new"]["iteration_mode"], rows["new"]["cell"]) == ("next", f"pymongo 4.9.0 [next] / {cell}")

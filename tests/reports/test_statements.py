@@ -339,6 +339,34 @@ def test_one_statement_per_matrix_cell(tmp_path, truncated):
     assert _by_id(node)["SRV-C"]["tests"]["failed"][0]["known_deviation"] == "server bug"
 
 
+def test_a_cell_of_one_iteration_mode_is_judged_with_the_entries_of_that_mode(tmp_path):
+    """Two cells of one driver differing only in mode: an entry limited to ``emitter`` explains the emitter cell's
+    failure and not the next cell's; a cell without a mode (records from before it) reads every entry."""
+    catalogue = json.loads(json.dumps(CATALOGUE))
+    catalogue["expectations"]["pairs"]["secantusdb+node"][0]["iteration_modes"] = ["emitter"]
+    target = "secantusdb 0.7.0b3 replicaset native"
+    cells = [
+        {
+            "cell": f"node 7.9.0{f' [{mode}]' if mode else ''} / {target}",
+            "driver_name": "node",
+            "driver_version": "7.9.0",
+            "iteration_mode": mode,
+            "target_name": "secantusdb",
+        }
+        for mode in ("next", "emitter", None)
+    ]
+    tests = [{"cell": c["cell"], "test_id": A2, "status": "fail", "failed": 1} for c in cells]
+    written = matrix_statements(catalogue, cells, tests, tmp_path)
+    known = {s["subject"]["cell"]: _by_id(s)["CS-A"]["tests"]["failed"][0]["known_deviation"] for s in written}
+    assert known == {
+        f"node 7.9.0 [next] / {target}": None,
+        f"node 7.9.0 [emitter] / {target}": "not this pair",
+        f"node 7.9.0 / {target}": "not this pair",
+    }
+    assert [s["subject"]["driver"].get("iteration_mode") for s in written] == ["next", "emitter", None]
+    assert len(list(tmp_path.glob("*.html"))) == 3  # a page each: the mode is in the file name
+
+
 def test_matrix_statements_returns_what_it_wrote(tmp_path):
     written = matrix_statements(CATALOGUE, CELLS, _cell_tests(), tmp_path)
     assert [s["subject"]["cell"] for s in written] == [c["cell"] for c in CELLS]

@@ -99,6 +99,10 @@ def hello_problems(result: Any) -> list[str]:
 class ExecutorAdapter:
     """A driver under test in another process: ``--driver node``, ``--driver exec:CMD``."""
 
+    #: An executor answers ``noChange`` when its budget is spent (section 6.4): the harness cannot see its driver's
+    #: commands as they happen, so no early verdict (docs/causes.md section 4).
+    early_no_change = False
+
     def __init__(self, command: str | list[str], request_timeout_s: float = REQUEST_TIMEOUT_S) -> None:
         self.command = command
         #: Recorded in every result's ``driver`` (section 4's hello says which driver; this says how it ran).
@@ -149,10 +153,17 @@ class ExecutorAdapter:
             return self._process
 
     def open_scope(
-        self, uri: str, *, iteration_timeout_s: float, fast_heartbeats: bool = False, iteration_mode: str | None = None
+        self,
+        uri: str,
+        *,
+        iteration_timeout_s: float,
+        fast_heartbeats: bool = False,
+        iteration_mode: str | None = None,
+        resume_token_format: str | None = None,
     ) -> ExecutorScope:
         """``openScope``; ``iterationMode`` is sent only when a mode was chosen (``--iteration-mode``), so a run
-        without one sends what it sent before section 6.4.1 and an executor that predates it sees no new field."""
+        without one sends what it sent before section 6.4.1 and an executor that predates it sees no new field.
+        ``resume_token_format`` is not used: an executor waits out its budget (:attr:`early_no_change`)."""
         mode = {} if iteration_mode is None else {"iterationMode": chosen_iteration_mode(self, iteration_mode)}
         process = self._started()
         scope = ExecutorScope(self, process, f"s{next(self._scope_ids)}")

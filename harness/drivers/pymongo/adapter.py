@@ -22,6 +22,7 @@ from harness.drivers.pymongo.iteration import UNTIL_DOCUMENT
 from harness.drivers.pymongo.logs import TAP, ClientLogs
 from harness.drivers.pymongo.operations import OPERATIONS
 from harness.drivers.pymongo.spec_options import collection_options
+from harness.drivers.pymongo.stream_clock import StreamClock
 from harness.drivers.pymongo.timeouts import client_timeout, remember
 from harness.targets.connection_strings import single_host_uri
 
@@ -55,18 +56,28 @@ class PyMongoAdapter:
     #: pymongo's public ways to consume a change stream, ``next()`` first (docs/executor-protocol.md 6.4.1); how
     #: each is driven: :mod:`harness.drivers.pymongo.iteration`.
     iteration_modes = tuple(UNTIL_DOCUMENT)
+    #: Its scopes end an iteration early once a change can no longer come, when given the target's token format
+    #: (:mod:`harness.drivers.pymongo.stream_clock`, docs/causes.md section 4).
+    early_no_change = True
 
     #: The scope this adapter's tests get (the asynchronous adapter's differs only in its API shim).
     scope_class: type[PyMongoScope]
 
     def open_scope(
-        self, uri: str, *, iteration_timeout_s: float, fast_heartbeats: bool = False, iteration_mode: str | None = None
+        self,
+        uri: str,
+        *,
+        iteration_timeout_s: float,
+        fast_heartbeats: bool = False,
+        iteration_mode: str | None = None,
+        resume_token_format: str | None = None,
     ) -> PyMongoScope:
         return self.scope_class(
             uri,
             iteration_timeout_s,
             self.fast_heartbeat_ms if fast_heartbeats else None,
             chosen_iteration_mode(self, iteration_mode),
+            resume_token_format,
         )
 
     def restart(self) -> None:
@@ -106,10 +117,17 @@ class PyMongoScope:
     api: SyncApi = SYNC
 
     def __init__(
-        self, uri: str, iteration_timeout_s: float, heartbeat_ms: int | None = None, iteration_mode: str = "next"
+        self,
+        uri: str,
+        iteration_timeout_s: float,
+        heartbeat_ms: int | None = None,
+        iteration_mode: str = "next",
+        resume_token_format: str | None = None,
     ) -> None:
         self.uri = uri
         self.iteration_timeout_s = iteration_timeout_s
+        #: Every command of every client of the scope, for the early no-change verdict (None format: no verdict).
+        self.clock = StreamClock(resume_token_format)
         #: How ``iterateUntilDocumentOrError`` consumes the scope's change streams (a key of ``UNTIL_DOCUMENT``).
         self.iteration_mode = iteration_mode
         #: Change stream -> the one iterator the ``iterator`` mode steps (a new one per call may restart a stream).
@@ -185,7 +203,7 @@ class PyMongoScope:
             options["connect"] = False
         try:
             # An SDAM listener makes pymongo run an event thread that costs ~0.3 s at close: only when observed.
-            listeners = [recorder, pool, sdam] if sdam.observe else [recorder, pool]
+            listeners = [recorder, pool, self.clock, sdam] if sdam.observe else [recorder, pool, self.clock]
             client = self.api.new_client(uri, event_listeners=listeners, **options)
         except DRIVER_EXCEPTIONS as exc:
             if not raised_by_driver(exc):

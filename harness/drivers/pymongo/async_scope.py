@@ -18,10 +18,15 @@ class AsyncPyMongoScope(PyMongoScope):
     """One test's entities, made with ``AsyncMongoClient``; its event loop stops when the scope closes."""
 
     def __init__(
-        self, uri: str, iteration_timeout_s: float, heartbeat_ms: int | None = None, iteration_mode: str = "next"
+        self,
+        uri: str,
+        iteration_timeout_s: float,
+        heartbeat_ms: int | None = None,
+        iteration_mode: str = "next",
+        resume_token_format: str | None = None,
     ) -> None:
         self.api = AsyncApi()
-        super().__init__(uri, iteration_timeout_s, heartbeat_ms, iteration_mode)
+        super().__init__(uri, iteration_timeout_s, heartbeat_ms, iteration_mode, resume_token_format)
 
 
 class AsyncPyMongoAdapter(PyMongoAdapter):

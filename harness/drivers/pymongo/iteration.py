@@ -24,6 +24,12 @@ the same getMores and resumes in the same order as the ``tryNext`` loop, and the
 driver's iteration, so the stream stays usable (section 6.4). A pymongo whose ``next()`` stopped going through
 ``try_next`` would not see the budget (its idle streams would wait for the test's deadline, an ``error``):
 ``tests/harness/drivers/test_iteration_modes.py`` checks that an idle stream's ``next()`` gives up at the budget.
+
+**A change that can no longer come.** At the same seam (between two iterations, after one brought nothing), the
+scope's :class:`~harness.drivers.pymongo.stream_clock.StreamClock` is asked whether a change can still come; when
+it cannot, the iteration ends at once with the clock's fact (``NoChangeWithin(..., early=True)``), never inside the
+driver's iteration, so the stream stays usable here too. When the budget ends instead, its message says what kept
+the early verdict from being given (docs/causes.md section 4).
 """
 
 from __future__ import annotations
@@ -41,6 +47,11 @@ class BudgetSpent(Exception):
     """The iteration budget ran out between two of the driver's own iterations (never raised inside one)."""
 
 
+class CannotCome(Exception):
+    """Between two of the driver's own iterations, the scope's clock showed the change can no longer come (the
+    message is the fact; :mod:`harness.drivers.pymongo.stream_clock`)."""
+
+
 def next_or_none(scope: Any, target: Any) -> Any:
     """One non-blocking iteration: a document, or None when a getMore brought nothing (or the cursor is done)."""
     if isinstance(target, FIND_CURSORS):  # find cursors have no try_next
@@ -49,16 +60,23 @@ def next_or_none(scope: Any, target: Any) -> Any:
 
 
 def polled(scope: Any, target: Any) -> Any:
-    """``tryNext``: the non-blocking iteration in a loop, the budget checked between two of them."""
+    """``tryNext``: the non-blocking iteration in a loop, the budget (and, for a change stream, whether a change can
+    still come) checked between two of them."""
     deadline = time.monotonic() + scope.iteration_timeout_s
+    why = ""
     while True:
         document = next_or_none(scope, target)
         if document is not None:
             return document
         if not target.alive:
             raise NoChangeWithin(_ended(target))
+        if isinstance(target, CHANGE_STREAMS):
+            judgement = scope.clock.judge(target)
+            if judgement.early:
+                raise NoChangeWithin(judgement.early, early=True)
+            why = judgement.why
         if time.monotonic() >= deadline:
-            raise NoChangeWithin(_spent(scope))
+            raise NoChangeWithin(_spent(scope, why))
 
 
 def blocking_next(scope: Any, stream: Any) -> Any:
@@ -92,34 +110,44 @@ def until_document(scope: Any, target: Any) -> Any:
 def _bounded(scope: Any, stream: Any, call: Callable[[], Any]) -> Any:
     """``call()`` (a blocking step of the driver's) with the budget checked between its iterations; the end of
     the stream and a spent budget become the protocol's ``noChange``, the driver's errors stay its own."""
-    with _budget_between_iterations(stream, scope.iteration_timeout_s):
+    with _budget_between_iterations(scope, stream) as why:
         try:
             return call()
         except (StopIteration, StopAsyncIteration):
             raise NoChangeWithin(_ended(stream)) from None
+        except CannotCome as exc:
+            raise NoChangeWithin(str(exc), early=True) from None
         except BudgetSpent:
-            raise NoChangeWithin(_spent(scope)) from None
+            raise NoChangeWithin(_spent(scope, why[0])) from None
 
 
 @contextlib.contextmanager
-def _budget_between_iterations(stream: Any, seconds: float) -> Iterator[None]:
+def _budget_between_iterations(scope: Any, stream: Any) -> Iterator[list[str]]:
     """Shadow the stream's ``try_next`` for one call: the first iteration always runs (as the ``tryNext`` loop's
-    does); a later one raises :class:`BudgetSpent` instead, once the budget is spent. The driver's own method is
-    what runs otherwise (for the asynchronous API it returns the coroutine the driver's loop awaits)."""
-    deadline = time.monotonic() + seconds
+    does); a later one raises :class:`CannotCome` instead when the scope's clock says no change can come any more,
+    or :class:`BudgetSpent` once the budget is spent. The driver's own method is what runs otherwise (for the
+    asynchronous API it returns the coroutine the driver's loop awaits). Yields where the clock's last word on why a
+    change could still come is kept, for the budget's message."""
+    deadline = time.monotonic() + scope.iteration_timeout_s
     iterate = stream.try_next
     started = False
+    why = [""]
 
     def try_next() -> Any:
         nonlocal started
-        if started and time.monotonic() >= deadline:
-            raise BudgetSpent
+        if started:
+            judgement = scope.clock.judge(stream)
+            if judgement.early:
+                raise CannotCome(judgement.early)
+            why[0] = judgement.why
+            if time.monotonic() >= deadline:
+                raise BudgetSpent
         started = True
         return iterate()
 
     stream.try_next = try_next
     try:
-        yield
+        yield why
     finally:
         del stream.try_next
 
@@ -129,5 +157,7 @@ def _ended(target: Any) -> str:
     return f"the {what} before a document arrived"
 
 
-def _spent(scope: Any) -> str:
-    return f"no document arrived within {scope.iteration_timeout_s:g}s"
+def _spent(scope: Any, why: str) -> str:
+    """The budget's message; ``why``: what kept the early verdict from being given (none when the scope has none)."""
+    spent = f"no document arrived within {scope.iteration_timeout_s:g}s"
+    return f"{spent} (no early verdict: {why})" if why else spent

@@ -20,6 +20,7 @@ from harness.app.combinations import (
     load_dimensions,
 )
 from harness.app.combinations_files import COMMAND, rendered, scenario_files, stale
+from harness.app.combinations_scenarios import stop_tests
 from harness.core.rules import rules_from_description
 from harness.formats.loaders import load_paths
 from harness.formats.rule_files import load_catalogues
@@ -75,6 +76,7 @@ def test_the_table_names_only_catalogued_rules_and_each_value_carries_anchors():
         "error-kinds",
         "token-sources",
         "iteration-modes",
+        "next-calls",
         "server-states",
     }
     assert all(v.anchors for d in TABLE.dimensions for v in d.values)
@@ -86,6 +88,40 @@ def test_a_value_left_for_a_rule_keeps_that_rule_off_the_combination():
     assert "CS-TOKEN-CACHE-PBRT-EMPTY" not in rules and "CS-TOKEN-TRACK" not in rules
     rules = TABLE.rules_checked({"token-sources": "pbrt-empty-getmore", "server-states": "filtered-writes"})
     assert {"CS-TOKEN-CACHE-PBRT-EMPTY", "CS-TOKEN-TRACK"} <= set(rules)
+
+
+def test_each_way_a_stream_stops_is_checked_with_each_next_call_but_the_pairs_its_rules_leave():
+    """close and invalidate, each with every next-calls value a rule of theirs does not leave; the server closing a
+    cursor on its own is unreachable with its reason, so nothing is generated for it and it is never unranged."""
+    modes, calls = TABLE.dimension("iteration-modes"), TABLE.dimension("next-calls")
+    assert modes is not None and calls is not None
+    assert modes.value("server-closed-cursor").unreachable
+    built = stop_tests(TABLE)
+    stated = {(b.combination["iteration-modes"], b.combination["next-calls"]) for b in built}
+    expected = {
+        (stop, call.id)
+        for stop in ("close", "invalidate")
+        for call in calls.values
+        if TABLE.rules_checked({"iteration-modes": stop, "next-calls": call.id})
+    }
+    assert stated == expected and {stop for stop, _ in stated} == {"close", "invalidate"}
+    for item in built:
+        assert item.rules == TABLE.rules_checked(item.combination) and item.rules
+        # What the call after the stop returns or raises is the driver's: only the commands it sends are compared.
+        (call,) = [op for op in item.test["operations"] if op["name"] == item.combination["next-calls"]][-1:]
+        assert call == {"name": call["name"], "object": "changeStream0", "ignoreResultAndError": True}
+        assert all("ignoreExtraEvents" not in block for block in item.test["expectEvents"]), "exact command lists"
+
+
+def test_a_way_of_stopping_names_only_the_rules_whose_range_holds_it():
+    """Closing names the close rules, an invalidate its own; neither names the resume rule of the ways to iterate."""
+    assert TABLE.rules_checked({"iteration-modes": "close", "next-calls": "iterateOnce"}) == [
+        "CS-API-CLOSE",
+        "CS-UTF-CLOSE",
+    ]
+    assert TABLE.rules_checked({"iteration-modes": "invalidate", "next-calls": "iterateOnce"}) == [
+        "CS-RTOKEN-INVALIDATE-CLOSED"
+    ]
 
 
 @pytest.mark.parametrize(

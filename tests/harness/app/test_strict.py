@@ -265,3 +265,36 @@ def test_the_files_of_the_suites_not_chosen_are_known_to_the_run():
     assert "check/server-checks" in files and "check/token-kinds" in files
     assert not any(file.startswith("prose/") for file in files)
     assert unselected_suite_files("all") == set() and not any("campaign" in f for f in unselected_suite_files("spec"))
+
+
+def test_a_read_ahead_entry_that_explained_nothing_is_said_but_never_fails_a_strict_run():
+    """Whether a push mode's getMore goes out before a test's fail point is the driver's timing: a run may not meet
+    a read-ahead entry, and a strict run says so without failing (a driver's bug entry still fails it)."""
+    read_ahead = Expectations.from_data(
+        {
+            "driver": "node",
+            "known": [
+                {
+                    "id": "ahead",
+                    "kind": "read-ahead",
+                    "iteration_modes": ["emitter"],
+                    "signature": {"clause": "event", "path": "expectEvents*"},
+                    "reason": "a getMore read ahead",
+                    "reproduction": "docs/executor-protocol.md 6.4.1",
+                },
+                {
+                    "id": "bug",
+                    "rule": "CS-X",
+                    "kind": "driver-bug",
+                    "signature": {"message": "x"},
+                    "reason": "r",
+                    "reproduction": "p",
+                },
+            ],
+        },
+        "node.yml",
+    )
+    notes = RunNotes(loaded=["legacy/a::t1"], strict=True)
+    closing = notes.close(read_ahead, [("legacy/a::t1", "a.yml")])
+    assert [n.kind for n in closing] == ["read-ahead-not-met", "stale-expectation"]
+    assert [n.kind for n in notes.failures()] == ["stale-expectation"]

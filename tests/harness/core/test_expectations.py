@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from harness.core.causes import ERROR_MATCH, ERROR_RAISED, EVENT, NO_CHANGE, SET_UP, Cause
-from harness.core.expectations import ExpectationsError
+from harness.core.expectations import RULELESS_KINDS, ExpectationsError
 from harness.engine.run import EXPECTATIONS_DIR
 from harness.formats.expectations_file import load_expectations
 
@@ -132,6 +132,9 @@ def test_project_expectation_files_load_and_every_entry_names_a_catalogued_rule(
     assert files, f"no expected-outcomes files in {EXPECTATIONS_DIR}"
     for path in files:
         for entry in load_expectations(path).known:
+            if entry.kind in RULELESS_KINDS:
+                assert entry.rule == "" and entry.iteration_modes, f"{path}#{entry.id}"
+                continue
             assert entry.rule in known_rules, f"{path}#{entry.id}: rule {entry.rule} is not catalogued"
 
 
@@ -189,3 +192,43 @@ def test_an_unexplained_cause_beside_a_known_one_keeps_its_event_path():
     cause = Cause(EVENT, step="expectEvents[0]", path="expectEvents[0][1].commandStartedEvent.command.x")
     assert cause.as_record()["path"].endswith("command.x") and cause.as_record()["known"] is None
     assert Cause(ERROR_RAISED).flow_breaking and not cause.flow_breaking
+
+
+READ_AHEAD = """
+  - id: ahead
+    kind: read-ahead
+    iteration_modes: [emitter, stream]
+    signature: {clause: event, path: "expectEvents[*][*]*"}
+    reason: a getMore read ahead
+    reproduction: docs/executor-protocol.md 6.4.1
+"""
+
+
+def test_an_entry_with_iteration_modes_applies_only_to_runs_in_those_modes(tmp_path):
+    e = _load(tmp_path, _entry(kind="driver-bug", iteration_modes="[stream]"), owner="driver: d")
+    assert e.classify("x::t", "failed", [NO_CHANGE_CAUSE]).known  # loaded whole: every entry
+    assert e.for_mode("stream").classify("x::t", "failed", [NO_CHANGE_CAUSE]).known
+    in_next = e.for_mode("next")
+    assert not in_next.known, "another mode's entry is not loaded, so it is never reported unused either"
+    assert not in_next.classify("x::t", "failed", [NO_CHANGE_CAUSE]).known
+    with pytest.raises(ExpectationsError, match=r"iteration modes \['pull'\] unknown"):
+        _load(tmp_path, _entry(kind="driver-bug", iteration_modes="[pull]"), owner="driver: d")
+
+
+def test_a_read_ahead_names_no_rule_and_the_cause_it_explains_stands_for_none(tmp_path):
+    e = _load(tmp_path, READ_AHEAD, owner="driver: d")
+    order = Cause(
+        EVENT, step="expectEvents[0]", path="expectEvents[0][3].commandStartedEvent.commandName", rules=("CS-Y",)
+    )
+    found = e.for_mode("emitter").classify("x::t", "failed", [order])
+    assert found.known and found.causes[0].rules == ()
+    with pytest.raises(ExpectationsError, match="names the push modes it applies to"):
+        _load(tmp_path, READ_AHEAD.replace("    iteration_modes: [emitter, stream]\n", ""), owner="driver: d")
+    with pytest.raises(ExpectationsError, match="breaks no rule, so it names none"):
+        _load(
+            tmp_path,
+            READ_AHEAD.replace("    kind: read-ahead\n", "    kind: read-ahead\n    rule: CS-Y\n"),
+            owner="driver: d",
+        )
+    with pytest.raises(ExpectationsError, match="a target's file cannot hold a read-ahead"):
+        _load(tmp_path, READ_AHEAD)

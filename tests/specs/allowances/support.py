@@ -102,10 +102,11 @@ class Outcome:
     seen: list[str]
 
 
-def open_run() -> Iterator[HarnessRun]:
-    """An embedded run for a module's proofs (a fixture's body): short iteration timeouts, no expected outcomes."""
+def open_run(driver: str = "pymongo") -> Iterator[HarnessRun]:
+    """An embedded run for a module's proofs (a fixture's body): short iteration timeouts, no expected outcomes,
+    through ``driver`` (the harness's driver name: pymongo's synchronous API unless told, ``pymongo-async``...)."""
     settings = RunSettings(test_timeout_s=20.0, iteration_timeout_s=2.0)
-    with HarnessRun(RunOptions(target="embedded", expected="none", settings=settings)) as run:
+    with HarnessRun(RunOptions(target="embedded", driver=driver, expected="none", settings=settings)) as run:
         yield run
 
 
