@@ -115,6 +115,7 @@ def normalise(raw: pd.DataFrame) -> pd.DataFrame:
             "started_at": pd.to_datetime(raw["started_at"], utc=True, format="ISO8601", errors="coerce"),
             "driver_name": raw["driver.name"],
             "driver_version": raw["driver.version"],
+            "iteration_mode": raw.get("driver.iteration_mode", pd.Series(None, index=raw.index, dtype=object)),
             "target_name": raw["target.name"],
             "target_kind": raw["target.kind"],
             "topology": raw["target.topology"],
@@ -145,10 +146,12 @@ def cell_names(v: pd.DataFrame) -> pd.Series:
     def part(name: str) -> pd.Series:
         return v[name].fillna(UNKNOWN).astype(str)
 
+    mode = v["iteration_mode"].where(v["iteration_mode"] != "")
     cell = (
         part("driver_name")
         + " "
         + part("driver_version")
+        + ("[" + mode + "]").map(lambda m: f" {m}" if isinstance(m, str) else "")
         + " / "
         + part("target_name")
         + " "

@@ -151,6 +151,8 @@ def verdicts_from_json(lines: bytes | memoryview, schema: pa.Schema) -> pa.Table
         "duration_s": r["duration_s"],
         "driver_name": f["driver.name"],
         "driver_version": f["driver.version"],
+        # records written before driver.iteration_mode (the synthetic ones among them) have no mode
+        "iteration_mode": f.get("driver.iteration_mode", pa.chunked_array([pa.nulls(raw.num_rows, _S)])),
         "target_name": f["target.name"],
         "target_kind": f["target.kind"],
         "topology": f["target.topology"],
@@ -177,6 +179,7 @@ def verdicts_from_json(lines: bytes | memoryview, schema: pa.Schema) -> pa.Table
     configured = pc.and_(network, pc.invert(is_campaign))
     columns["cell"] = pc.binary_join_element_wise(
         *[pc.coalesce(columns[name], unknown) for name in ("driver_name", "driver_version")],
+        _bracketed(columns["iteration_mode"]),
         pa.repeat("/", raw.num_rows),
         *[pc.coalesce(columns[name], unknown) for name in ("target_name", "target_version", "topology")],
         columns["failpoints"],
@@ -186,6 +189,12 @@ def verdicts_from_json(lines: bytes | memoryview, schema: pa.Schema) -> pa.Table
     )
     columns.update(_failure_columns(columns["outcome"], columns["message"]))
     return pa.table({name: columns[name] for name in schema.names}).cast(schema)
+
+
+def _bracketed(mode: pa.ChunkedArray) -> pa.ChunkedArray:
+    """``reports.normalise.cell_name``'s mode part: ``[emitter]``, null (left out of the name) with no mode."""
+    present = pc.if_else(pc.equal(mode, ""), None, mode)
+    return pc.binary_join_element_wise("[", present, "]", "", null_handling="emit_null")
 
 
 def _causes_text(causes: pa.ChunkedArray) -> pa.Array:
