@@ -9,6 +9,10 @@ test's verdict and cause clause must be the same on both sides (the run fails ot
 
     python -m benchmarks.bench_early_no_change                   # budgets 10 s (the default) and 2 s, 2 rounds
     python -m benchmarks.bench_early_no_change --budgets 10 --rounds 1 --drivers pymongo
+    python -m benchmarks.bench_early_no_change --budgets 10 --rounds 1 --drivers pymongo,node,java,go
+
+A driver in an executor (``node``, ``java``, ``go``, ``pymongo-executor``) gets the verdict through its command log
+(docs/executor-protocol.md 6.4.2); the case that patches pymongo in this process is left out for it.
 
 Writes ``benchmarks/RESULTS-early-no-change.md`` and ``.json`` (``--out`` to change).
 """
@@ -138,12 +142,19 @@ def dropping_first_change(driver: str) -> Iterator[None]:
         Stream.try_next = original  # type: ignore[method-assign]
 
 
+#: The drivers whose pymongo runs in this process, so that ``driver drops the change`` can patch it; an executor's
+#: driver runs in another process (docs/executor-protocol.md 6.4.2) and skips that case.
+IN_PROCESS = ("pymongo", "pymongo-async")
+
+
 def one_side(run: HarnessRun, tests: list[Any], driver: str, early: bool, budget_s: float) -> dict[str, Any]:
-    """Every case once; its wall time, verdict and cause clauses."""
+    """Every case once (but the patched one for a driver in an executor); its wall time, verdict and cause clauses."""
     assert run.runner is not None
     run.runner.settings.early_no_change, run.runner.settings.iteration_timeout_s = early, budget_s
     results: dict[str, Any] = {}
     for test in tests:
+        if test.description == "driver drops the change" and driver not in IN_PROCESS:
+            continue
         patch = (
             dropping_first_change(driver) if test.description == "driver drops the change" else contextlib.nullcontext()
         )
@@ -179,10 +190,11 @@ def measure(drivers: list[str], budgets: list[float], rounds: int) -> dict[str, 
 
 
 def summarise(sides: dict[str, list[dict[str, Any]]], budget: float) -> dict[str, Any]:
-    lost = [name for name, (is_lost, _) in CASES.items() if is_lost]
+    ran = [name for name in CASES if name in sides["early"][0]]
+    lost = [name for name in ran if CASES[name][0]]
     differing = sorted(
         name
-        for name in CASES
+        for name in ran
         for a in sides["early"]
         for b in sides["budget"]
         if (a[name]["outcome"], a[name]["clauses"]) != (b[name]["outcome"], b[name]["clauses"])
@@ -198,9 +210,9 @@ def summarise(sides: dict[str, list[dict[str, Any]]], budget: float) -> dict[str
         "lost_wall_s": {"early": round(early, 2), "budget": round(baseline, 2)},
         "ratio": round(early / baseline, 3),
         "per_test_wall_s": {
-            name: {side: statistics.median(r[name]["wall_s"] for r in sides[side]) for side in sides} for name in CASES
+            name: {side: statistics.median(r[name]["wall_s"] for r in sides[side]) for side in sides} for name in ran
         },
-        "outcomes": {name: sides["early"][0][name]["outcome"] for name in CASES},
+        "outcomes": {name: sides["early"][0][name]["outcome"] for name in ran},
         "verdicts_differing": sorted(set(differing)),
         "facts": {name: sides["early"][0][name]["fact"] for name in lost},
     }
@@ -227,11 +239,11 @@ def render(figures: dict[str, Any], args: argparse.Namespace) -> str:
             f"| {key} | {row['lost_tests']} | {row['lost_wall_s']['early']:.2f} | {row['lost_wall_s']['budget']:.2f} "
             f"| {row['ratio']:.3f} | {len(row['verdicts_differing'])} |"
         )
-    first = next(iter(figures.values()))
-    lines += ["", "Per test (the first row's median wall time, s):", "", "| test | outcome | early | budget |"]
-    lines.append("| --- | --- | ---: | ---: |")
-    for name, walls in first["per_test_wall_s"].items():
-        lines.append(f"| {name} | {first['outcomes'][name]} | {walls['early']:.2f} | {walls['budget']:.2f} |")
+    for key, row in figures.items():
+        lines += ["", f"Per test, {key} (median wall time, s):", "", "| test | outcome | early | budget |"]
+        lines.append("| --- | --- | ---: | ---: |")
+        for name, walls in row["per_test_wall_s"].items():
+            lines.append(f"| {name} | {row['outcomes'][name]} | {walls['early']:.2f} | {walls['budget']:.2f} |")
     return "\n".join(lines) + "\n"
 
 

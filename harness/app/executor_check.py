@@ -601,6 +601,13 @@ def check_iteration_modes(check: Check) -> None:
     check_each_mode(check)
 
 
+def check_command_log(check: Check) -> None:
+    """Section 6.4.2, when ``hello`` lists ``command_log`` (:mod:`harness.app.executor_check_log`)."""
+    from harness.app.executor_check_log import check_command_log as check_log
+
+    check_log(check)
+
+
 def check_eof(check: Check) -> None:
     status = check.process.finish()
     if status != 0:
@@ -622,6 +629,7 @@ CHECKS: list[tuple[str, Callable[[Check], None], bool]] = [
     ("an argument the executor cannot pass", check_unknown_arguments, True),
     ("a stream the server closed", check_closed_stream, True),
     ("iteration modes", check_iteration_modes, True),
+    ("the command log and budget slices (if declared)", check_command_log, True),
     ("EOF handling", check_eof, False),
 ]
 
@@ -684,7 +692,14 @@ def run_checks_on_target(command: str | list[str], target_spec: str, out: Callab
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from harness.app.options import add_cli_options
 
-    parser.add_argument("executor", help="the executor's command line (one argument; split as a shell would)")
+    parser.add_argument(
+        "executor", nargs="?", help="the executor's command line (one argument; split as a shell would)"
+    )
+    parser.add_argument(
+        "--driver",
+        help="instead of a command line, the executor `harness run --driver` starts: node, node@SPEC, node=PATH, "
+        "java[@VERSION], go[@VERSION], pymongo-executor, exec:CMD",
+    )
     add_cli_options(parser, only=("target", "allow_destructive"))
     parser.add_argument(
         "--uri",
@@ -694,7 +709,41 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _executor_of(args: argparse.Namespace) -> str | list[str]:
+    """The command line to check: given, or the one ``--driver`` names (refused with the reason, exit 2)."""
+    from harness.core.ports import DriverUnavailable
+    from harness.drivers.executor.known import executor_command
+
+    if (args.executor is None) == (args.driver is None):
+        raise _Refused("give the executor's command line or --driver NAME (one of them)")
+    if args.executor is not None:
+        return str(args.executor)
+    try:
+        command = executor_command(args.driver)
+    except DriverUnavailable as exc:
+        raise _Refused(str(exc)) from None
+    if command is None:
+        from harness.drivers.executor.known import BUILT_EXECUTORS, DRIVER_SCHEMES, KNOWN_EXECUTORS
+
+        known = [*KNOWN_EXECUTORS, *BUILT_EXECUTORS, *(f"{prefix}..." for prefix in DRIVER_SCHEMES)]
+        raise _Refused(
+            f"--driver {args.driver}: names no driver in an executor (executors: {', '.join(known)}; pymongo and "
+            "pymongo-async run in the harness's process, and --driver pymongo-executor checks pymongo through the "
+            "protocol)"
+        )
+    return command
+
+
+class _Refused(Exception):
+    """executor-check cannot start: the message says why."""
+
+
 def command_executor_check(args: argparse.Namespace) -> int:
+    try:
+        executor = _executor_of(args)
+    except _Refused as exc:
+        print(f"harness executor-check: {exc}")
+        return 2
     if args.uri:
         from harness.core.ports import TargetUnavailable
         from harness.targets.safety import check_destructive
@@ -707,5 +756,5 @@ def command_executor_check(args: argparse.Namespace) -> int:
         except TargetUnavailable as exc:
             print(f"harness executor-check: {exc}")
             return 2
-        return run_checks(args.executor, args.uri)
-    return run_checks_on_target(args.executor, args.target)
+        return run_checks(executor, args.uri)
+    return run_checks_on_target(executor, args.target)

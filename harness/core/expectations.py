@@ -146,6 +146,10 @@ class KnownCause:
     #: The iteration modes (docs/executor-protocol.md 6.4.1) a run must consume streams in for the entry to apply;
     #: empty: every mode.
     iteration_modes: tuple[str, ...] = ()
+    #: Why a run may not meet the entry at all although the fault is there (the cause shows only after some
+    #: server history, which the order tests ran in decides): then an entry that explained nothing is said, never
+    #: a strict failure. Empty: a run whose tests ran through and did not meet it shows the entry is stale.
+    sometimes: str = ""
 
     @property
     def ref(self) -> str:
@@ -411,7 +415,23 @@ def _entry(entry: Any, index: int, source: str, label: str, owner: str) -> Known
         raise ExpectationsError(f"{where}: 'tests' must be a list of test-id patterns")
     if any(t.strip() == "*" for t in tests):
         raise ExpectationsError(f"{where}: 'tests' may not be '*' (leave it out to apply to every test)")
-    fields = {"id", "rule", "kind", "signature", "reason", "reproduction", "outcome", "tests", "iteration_modes"}
+    if "sometimes" in entry and not tests:
+        raise ExpectationsError(
+            f"{where}: a 'sometimes' entry names the tests it may show in ('tests'): otherwise nothing could show "
+            "that it went stale"
+        )
+    fields = {
+        "id",
+        "rule",
+        "kind",
+        "signature",
+        "reason",
+        "reproduction",
+        "outcome",
+        "tests",
+        "iteration_modes",
+        "sometimes",
+    }
     unknown = sorted(set(entry) - fields)
     if unknown:
         raise ExpectationsError(f"{where}: unknown field(s) {unknown}")
@@ -426,6 +446,7 @@ def _entry(entry: Any, index: int, source: str, label: str, owner: str) -> Known
         tuple(tests),
         label,
         modes,
+        _text(entry, "sometimes", where) if "sometimes" in entry else "",
     )
 
 

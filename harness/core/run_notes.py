@@ -40,6 +40,9 @@ NOTE_KINDS: dict[str, bool] = {
     #: a read-ahead entry (docs/causes.md) that explained nothing: whether a push mode's getMore goes out before the
     #: test's fail point, write or count is the driver's timing, so a run may not meet it; said, never a failure
     "read-ahead-not-met": False,
+    #: an entry marked ``sometimes`` (its cause shows only after some server history, which the order tests ran in
+    #: decides) that explained nothing: said with the entry's reason, never a failure
+    "sometimes-not-met": False,
 }
 
 #: Kinds of note the run adds itself (the front ends print the others as they add them).
@@ -104,11 +107,12 @@ class RunNotes:
             words = UNMATCHED_ENTRY.format(
                 ref=entry.ref, rule=entry.rule, signature=entry.signature.describe(), tests=tests
             )
-            kind = (
-                "read-ahead-not-met"
-                if entry.kind in RULELESS_KINDS
-                else self._unused_kind(entry.tests, ids, set(skipped))
-            )
+            if entry.kind in RULELESS_KINDS:
+                kind = "read-ahead-not-met"
+            elif entry.sometimes:
+                kind, words = "sometimes-not-met", f"{words}; it shows only sometimes: {entry.sometimes}"
+            else:
+                kind = self._unused_kind(entry.tests, ids, set(skipped))
             self.add(kind, words)
         results = Counter(file for _, file in produced)
         for file, selected in self.pinned.items():

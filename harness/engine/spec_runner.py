@@ -260,7 +260,8 @@ class SpecRunner:
         if not self.driver.early_no_change:
             where = " in an executor" if self.driver.executor is not None else ""
             return (
-                f"not available for the {self.driver.name} driver{where} (only the in-process pymongo drivers give it)"
+                f"not available for the {self.driver.name} driver{where} (an executor gives it only with the "
+                "command_log capability, docs/executor-protocol.md 6.4.2)"
             )
         if route is not None:
             return "a wire proxy in this test's path may hold back or reshape replies"

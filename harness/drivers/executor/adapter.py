@@ -24,6 +24,7 @@ from harness.core.ports import (
     iteration_mode_problems,
 )
 from harness.drivers.executor import codec
+from harness.drivers.executor.early_verdict import ExecutorStreamClock
 from harness.drivers.executor.process import (
     HELLO_TIMEOUT_S,
     PROTOCOL_VERSION,
@@ -36,6 +37,11 @@ from harness.drivers.executor.process import (
 REQUEST_TIMEOUT_S = 300.0
 #: How long closing a scope waits for a busy executor (a timed-out test's) before leaving it to restart().
 CLOSE_WAIT_S = 2.0
+#: Capabilities of the protocol itself, beyond the driver port's (docs/executor-protocol.md 6.4.2): the scope's
+#: command log and a per-request ``budgetMS``, which let the harness give its early no-change verdict.
+PROTOCOL_CAPABILITIES = frozenset({"command_log"})
+#: What ``hello``'s ``capabilities`` may name.
+EXECUTOR_CAPABILITIES = DRIVER_CAPABILITIES | PROTOCOL_CAPABILITIES
 #: What an executor that never answered ``hello`` is recorded as: nothing is known about its driver.
 _NOT_STARTED: dict[str, Any] = {
     "driver": {"name": "unknown", "version": "unknown", "language": "unknown"},
@@ -52,6 +58,11 @@ class ExecutorEntity:
 
     def __repr__(self) -> str:
         return f"<executor entity {self.entity_id}>"
+
+
+def _entity_id(result: Any) -> str | None:
+    """The id under which the executor keeps an operation's result, when it is a driver object."""
+    return result.entity_id if isinstance(result, ExecutorEntity) else None
 
 
 def _handshake(reply: dict[str, Any]) -> dict[str, Any]:
@@ -82,9 +93,9 @@ def hello_problems(result: Any) -> list[str]:
     if not isinstance(capabilities, list) or not all(isinstance(c, str) for c in capabilities):
         problems.append("capabilities must be an array of strings")
     else:
-        unknown = sorted(set(capabilities) - DRIVER_CAPABILITIES)
+        unknown = sorted(set(capabilities) - EXECUTOR_CAPABILITIES)
         if unknown:
-            problems.append(f"unknown capabilities {unknown} (known: {sorted(DRIVER_CAPABILITIES)})")
+            problems.append(f"unknown capabilities {unknown} (known: {sorted(EXECUTOR_CAPABILITIES)})")
     operations = result.get("operations")
     if not isinstance(operations, list) or not all(isinstance(o, str) for o in operations):
         problems.append("operations must be an array of operation names")
@@ -98,10 +109,6 @@ def hello_problems(result: Any) -> list[str]:
 
 class ExecutorAdapter:
     """A driver under test in another process: ``--driver node``, ``--driver exec:CMD``."""
-
-    #: An executor answers ``noChange`` when its budget is spent (section 6.4): the harness cannot see its driver's
-    #: commands as they happen, so no early verdict (docs/causes.md section 4).
-    early_no_change = False
 
     def __init__(self, command: str | list[str], request_timeout_s: float = REQUEST_TIMEOUT_S) -> None:
         self.command = command
@@ -130,6 +137,9 @@ class ExecutorAdapter:
         self.min_wire_version: int | None = hello.get("minWireVersion")
         #: ``hello``'s ``iterationModes`` (absent, or no ``hello`` at all: ``["next"]``, all that is known).
         self.iteration_modes: tuple[str, ...] = tuple(hello.get("iterationModes") or DEFAULT_ITERATION_MODES)
+        #: The early no-change verdict (docs/causes.md section 4) needs the executor's command log and per-request
+        #: budgets (section 6.4.2); without them every iteration that gets no change waits its budget.
+        self.early_no_change: bool = "command_log" in self.capabilities
 
     def _started(self) -> ExecutorProcess:
         """The live process, a new one (handshake done) if there is none or the last one broke."""
@@ -163,10 +173,14 @@ class ExecutorAdapter:
     ) -> ExecutorScope:
         """``openScope``; ``iterationMode`` is sent only when a mode was chosen (``--iteration-mode``), so a run
         without one sends what it sent before section 6.4.1 and an executor that predates it sees no new field.
-        ``resume_token_format`` is not used: an executor waits out its budget (:attr:`early_no_change`)."""
+        With ``resume_token_format`` and an executor that lists ``command_log``, the scope waits for a change in
+        slices and ends the wait once the change can no longer come (:mod:`harness.drivers.executor.early_verdict`)."""
         mode = {} if iteration_mode is None else {"iterationMode": chosen_iteration_mode(self, iteration_mode)}
         process = self._started()
         scope = ExecutorScope(self, process, f"s{next(self._scope_ids)}")
+        scope.iteration_timeout_s = iteration_timeout_s
+        if self.early_no_change and resume_token_format is not None:
+            scope.early = ExecutorStreamClock(scope.command_log, resume_token_format, iteration_mode, _entity_id)
         heartbeat = self.fast_heartbeat_ms if fast_heartbeats else None
         scope.call(
             "openScope",
@@ -205,6 +219,9 @@ class ExecutorScope:
         self.scope_id = scope_id
         self._values: dict[str, Any] = {}
         self._closed = False
+        self.iteration_timeout_s = 0.0
+        #: The early no-change verdict's clock (None: every iteration waits its budget out in the executor).
+        self.early: ExecutorStreamClock | None = None
 
     def call(self, method: str, timeout_s: float | None = None, **params: Any) -> dict[str, Any]:
         """One request; a failed reply is turned into the port's exception for its ``error.kind``."""
@@ -235,6 +252,8 @@ class ExecutorScope:
             raise UnsupportedOperation(f"entity {entity_id!r} already exists")
         if isinstance(value, ExecutorEntity) and value.entity_id not in (None, entity_id):
             self.call("setEntity", id=entity_id, entity=value.entity_id)  # a driver object: named where it lives
+            if self.early is not None:
+                self.early.alias(entity_id, value.entity_id)
         self._values[entity_id] = value
 
     # -- operations -------------------------------------------------------------------------------
@@ -247,15 +266,25 @@ class ExecutorScope:
         nested = {key: value for key, value in arguments.items() if isinstance(value, NestedOperations)}
         for key, value in nested.items():
             arguments[key] = [codec.operation_document(inner) for inner in value.operations]
-        reply = self.reply("run", operation=codec.operation_document(operation, arguments))
+        document = codec.operation_document(operation, arguments)
+        if self.early is not None and self.early.concerns(operation.name, operation.object):
+            return self.early.around(
+                operation, lambda budget_ms: self._sent(document, nested, budget_ms), self.iteration_timeout_s
+            )
+        return self._sent(document, nested, None)
+
+    def _sent(self, document: dict[str, Any], nested: dict[str, NestedOperations], budget_ms: int | None) -> Any:
+        """One ``run`` request (with ``budgetMS`` when not None, section 6.4.2) and its result."""
+        budget = {} if budget_ms is None else {"budgetMS": budget_ms}
+        reply = self.reply("run", operation=document, **budget)
         _report_nested(nested, reply)
         if not reply["ok"]:
-            raise _port_error(operation.name, reply["error"])
+            raise _port_error(document["name"], reply["error"])
         kind = reply.get("resultKind", "value")
         if kind == "documents":
             return CursorDocuments(reply["result"] or [])
         if kind == "entity":
-            return ExecutorEntity(reply.get("entity") or operation.save_result_as_entity)
+            return ExecutorEntity(reply.get("entity") or document.get("saveResultAsEntity"))
         return reply["result"]
 
     def events(self, client_id: str, event_type: str = "command") -> list[ObservedEvent]:
@@ -266,6 +295,14 @@ class ExecutorScope:
             return [codec.observed_event(document) for document in found]
         except ValueError as exc:
             raise ExecutorFailure(f"events: {exc}") from exc
+
+    def command_log(self, start: int) -> list[dict[str, Any]]:
+        """``commandLog`` from index ``start`` (section 6.4.2), the entries as decoded documents."""
+        params: dict[str, Any] = {"from": start}  # a Python keyword, so passed as a mapping
+        found = self.call("commandLog", **params)["result"]
+        if not isinstance(found, list) or not all(isinstance(entry, dict) for entry in found):
+            raise ExecutorFailure(f"commandLog: the result must be an array of documents, got {found!r}"[:500])
+        return found
 
     # -- capabilities ------------------------------------------------------------------------------
     def session_lsid(self, entity_id: str) -> Any:

@@ -76,3 +76,22 @@ DRIVER_SCHEMES: dict[str, Callable[[str], str | list[str]]] = {
     "java@": _java_release,
     "go@": _go_release,
 }
+
+
+def executor_command(driver: str) -> str | list[str] | None:
+    """The command line ``--driver DRIVER`` runs its executor with (set up, or built, first: a machine that cannot
+    run it raises ``DriverUnavailable`` with the command that installs what is missing); None when ``DRIVER`` names
+    no executor (an in-process driver, or a name the harness does not know). ``harness executor-check --driver``
+    checks the very executor ``harness run --driver`` would start."""
+    if driver in KNOWN_EXECUTORS:
+        SET_UP.get(driver, lambda: None)()
+        return KNOWN_EXECUTORS[driver]
+    if driver in BUILT_EXECUTORS:
+        from harness.drivers.executor.set_up import built
+
+        built(BUILT_EXECUTORS[driver])()  # a failed build refuses, as a run's set-up does
+        return BUILT_EXECUTORS[driver]()  # from the harness's cache now
+    for prefix, scheme in DRIVER_SCHEMES.items():
+        if driver.startswith(prefix):
+            return scheme(driver[len(prefix) :])
+    return None

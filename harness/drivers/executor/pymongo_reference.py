@@ -8,21 +8,24 @@ it is for: the protocol's own test, and an example for other languages' executor
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import itertools
 import sys
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from bson import Binary, Code, DBRef, Decimal128, Int64, MaxKey, MinKey, ObjectId, Regex, Timestamp
 from pymongo import errors as pymongo_errors
 
+from harness.core.model import Operation
 from harness.core.observations import CursorDocuments, DriverOperationError, NoChangeWithin
 from harness.core.ports import DriverLacksFeature, NestedOperations, UnsupportedOperation
 from harness.drivers.executor import codec
 from harness.drivers.executor.process import PROTOCOL_VERSION, decode, encode_reply
 from harness.drivers.pymongo.adapter import PyMongoAdapter, PyMongoScope
+from harness.drivers.pymongo.apm import ScopeCommandLog
 from harness.drivers.pymongo.operations import OPERATIONS
 
 ADAPTER = PyMongoAdapter()
@@ -69,7 +72,7 @@ class Executor:
         return {
             "protocolVersion": PROTOCOL_VERSION,
             "driver": {"name": ADAPTER.name, "version": ADAPTER.version, "language": ADAPTER.language},
-            "capabilities": sorted(ADAPTER.capabilities),
+            "capabilities": sorted(ADAPTER.capabilities | {"command_log"}),
             "operations": sorted(OPERATIONS),
             "fastHeartbeatMS": ADAPTER.fast_heartbeat_ms,
             "minWireVersion": ADAPTER.min_wire_version,
@@ -84,12 +87,14 @@ class Executor:
             raise ProtocolError(
                 f"iterationMode {mode!r} is not one of the modes hello listed: {list(ADAPTER.iteration_modes)}"
             )
-        self.scopes[params["scope"]] = ADAPTER.open_scope(
+        scope = ADAPTER.open_scope(
             params["uri"],
             iteration_timeout_s=params["iterationTimeoutMS"] / 1000,
             fast_heartbeats=params.get("heartbeatFrequencyMS") is not None,
             iteration_mode=mode,
         )
+        scope.command_log = ScopeCommandLog()  # section 6.4.2: every client of the scope is in it
+        self.scopes[params["scope"]] = scope
 
     def close_scope(self, params: dict[str, Any]) -> None:
         scope = self.scopes.pop(params["scope"], None)
@@ -108,7 +113,8 @@ class Executor:
             inner = tuple(codec.operation_value(document) for document in operation.arguments["callback"])
             operation.arguments["callback"] = NestedOperations(inner, recorder)
         try:
-            result = scope.run(operation)
+            with _budget(scope, operation, params.get("budgetMS")):
+                result = scope.run(operation)
         except Exception as exc:
             if recorder is not None:
                 raise _WithNested(exc, recorder.entries) from exc
@@ -130,6 +136,15 @@ class Executor:
     def events(self, params: dict[str, Any]) -> list[dict[str, Any]]:
         found = self.scope(params).events(params["client"], params.get("eventType", "command"))
         return [codec.event_document(event) for event in found]
+
+    def command_log(self, params: dict[str, Any]) -> list[dict[str, Any]]:
+        """Section 6.4.2: the scope's command log from index ``from``."""
+        log = self.scope(params).command_log
+        assert log is not None  # every scope opened here has one
+        start = params.get("from", 0)
+        if isinstance(start, bool) or not isinstance(start, int) or not 0 <= start <= log.length():
+            raise ProtocolError(f"commandLog: 'from' must be an integer from 0 to {log.length()}, got {start!r}")
+        return [{**codec.event_document(event), "client": client} for client, event in log.since(start)]
 
     def session_lsid(self, params: dict[str, Any]) -> Any:
         return self.scope(params).session_lsid(params["session"])
@@ -165,6 +180,7 @@ METHODS: dict[str, Callable[[Executor, dict[str, Any]], Any]] = {
     "run": Executor.run,
     "setEntity": Executor.set_entity,
     "events": Executor.events,
+    "commandLog": Executor.command_log,
     "sessionLsid": Executor.session_lsid,
     "sessionState": Executor.session_state,
     "sessionPinnedAddress": Executor.session_pinned_address,
@@ -172,6 +188,21 @@ METHODS: dict[str, Callable[[Executor, dict[str, Any]], Any]] = {
     "logMessages": Executor.log_messages,
     "echo": Executor.echo,
 }
+
+
+@contextlib.contextmanager
+def _budget(scope: PyMongoScope, operation: Operation, budget_ms: Any) -> Iterator[None]:
+    """Section 6.4.2: ``budgetMS`` replaces the scope's budget for one ``iterateUntilDocumentOrError``."""
+    if operation.name != "iterateUntilDocumentOrError" or budget_ms is None:
+        yield
+        return
+    if isinstance(budget_ms, bool) or not isinstance(budget_ms, int) or budget_ms <= 0:
+        raise ProtocolError(f"budgetMS must be a positive integer, got {budget_ms!r}")
+    scope_budget, scope.iteration_timeout_s = scope.iteration_timeout_s, budget_ms / 1000
+    try:
+        yield
+    finally:
+        scope.iteration_timeout_s = scope_budget
 
 
 class _WithNested(Exception):

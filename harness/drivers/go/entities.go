@@ -41,7 +41,7 @@ func (s *scope) createEntity(value any) error {
 	var entity any
 	switch kind {
 	case "client":
-		entity, err = s.newClient(args)
+		entity, err = s.newClient(id, args)
 	case "database":
 		entity, err = s.newDatabase(args)
 	case "collection":
@@ -57,7 +57,7 @@ func (s *scope) createEntity(value any) error {
 	return s.put(id, entity)
 }
 
-func (s *scope) newClient(args *arguments) (*clientEntity, error) {
+func (s *scope) newClient(id string, args *arguments) (*clientEntity, error) {
 	uriOptions, _, err := args.document("uriOptions")
 	if err != nil {
 		return nil, err
@@ -92,7 +92,7 @@ func (s *scope) newClient(args *arguments) (*clientEntity, error) {
 	if err != nil {
 		return nil, err
 	}
-	rec, err := newRecorder(observe, ignore, sensitive)
+	rec, err := newRecorder(id, s.log, observe, ignore, sensitive)
 	if err != nil {
 		return nil, err
 	}

@@ -18,8 +18,10 @@ const driverModule = "go.mongodb.org/mongo-driver/v2"
 
 // capabilities lists what the executor answers beyond operations (section 4's vocabulary). Log messages are
 // not among them: the executor does not map the driver's logger to the unified format's log messages.
+// command_log is the scope's command log and run's budgetMS (section 6.4.2: command_log.go, ops_stream.go).
 var capabilities = []string{
 	"session_lsid", "session_state", "session_pinned_address", "connections_checked_out", "cmap_events", "sdam_events",
+	"command_log",
 }
 
 // iterationModes are the ways the executor consumes a change stream (section 6.4.1), the default first. Both

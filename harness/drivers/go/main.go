@@ -95,6 +95,7 @@ var methods = map[string]method{
 	"sessionState":          (*executor).sessionState,
 	"sessionPinnedAddress":  (*executor).sessionPinnedAddress,
 	"connectionsCheckedOut": (*executor).connectionsCheckedOut,
+	"commandLog":            (*executor).commandLog,
 	"echo":                  (*executor).echo,
 }
 
@@ -234,7 +235,7 @@ func (ex *executor) run(req *request) (reply, error) {
 	if !ok {
 		return reply{}, invalidRequest("run needs params.operation")
 	}
-	runner := &operationRunner{scope: s, requestID: req.id}
+	runner := &operationRunner{scope: s, requestID: req.id, budgetMS: req.params["budgetMS"]}
 	result, entity, err := runner.run(context.Background(), operation)
 	if err != nil {
 		return reply{nested: result.nested}, err

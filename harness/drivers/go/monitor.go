@@ -72,10 +72,16 @@ type recorder struct {
 	events       map[string][]bson.D
 	checkedOut   int64
 	observesSDAM bool
+	// log is the scope's command log and clientID this client's entity id there: every command event goes to
+	// it, whatever the client records (section 6.4.2).
+	log      *commandLog
+	clientID string
 }
 
-func newRecorder(observe []string, ignore []string, sensitive bool) (*recorder, error) {
+func newRecorder(clientID string, log *commandLog, observe []string, ignore []string, sensitive bool) (*recorder, error) {
 	r := &recorder{
+		log:       log,
+		clientID:  clientID,
 		observed:  map[string]bool{},
 		ignored:   map[string]bool{"configurefailpoint": true},
 		sensitive: sensitive,
@@ -130,9 +136,13 @@ func (r *recorder) leftOut(name string, command bson.Raw) bool {
 	if r.ignored[lower] {
 		return true
 	}
-	if r.sensitive {
-		return false
-	}
+	return !r.sensitive && isSensitive(name, command)
+}
+
+// isSensitive says whether a command is security-sensitive (section 6.1's list), or a hello carrying
+// speculative authentication (or redacted by the driver).
+func isSensitive(name string, command bson.Raw) bool {
+	lower := strings.ToLower(name)
 	if sensitiveCommands[lower] {
 		return true
 	}
@@ -147,38 +157,44 @@ func (r *recorder) leftOut(name string, command bson.Raw) bool {
 	return false
 }
 
+// commandMonitor builds each event's document once, logs it in the scope's command log, then records it for
+// this client unless the client leaves it out.
 func (r *recorder) commandMonitor() *event.CommandMonitor {
 	return &event.CommandMonitor{
 		Started: func(_ context.Context, ev *event.CommandStartedEvent) {
+			doc := commonCommandFields(ev.CommandName, ev.DatabaseName, ev.RequestID, ev.ServerConnectionID, ev.ServiceID)
+			doc = append(doc, bson.E{Key: "command", Value: ev.Command})
+			r.log.started(r.clientID, ev.RequestID, doc, isSensitive(ev.CommandName, ev.Command))
 			r.mu.Lock()
 			defer r.mu.Unlock()
 			if r.leftOut(ev.CommandName, ev.Command) {
 				r.skipped[ev.RequestID] = true
 				return
 			}
-			doc := commonCommandFields(ev.CommandName, ev.DatabaseName, ev.RequestID, ev.ServerConnectionID, ev.ServiceID)
-			r.add("commandStartedEvent", append(doc, bson.E{Key: "command", Value: ev.Command}))
+			r.add("commandStartedEvent", doc)
 		},
 		Succeeded: func(_ context.Context, ev *event.CommandSucceededEvent) {
+			doc := commonCommandFields(ev.CommandName, ev.DatabaseName, ev.RequestID, ev.ServerConnectionID, ev.ServiceID)
+			doc = append(doc, bson.E{Key: "reply", Value: ev.Reply}, bson.E{Key: "durationMS", Value: millis(ev.Duration)})
+			r.log.finished(r.clientID, "commandSucceededEvent", ev.RequestID, doc)
 			r.mu.Lock()
 			defer r.mu.Unlock()
 			if r.skipped[ev.RequestID] {
 				delete(r.skipped, ev.RequestID)
 				return
 			}
-			doc := commonCommandFields(ev.CommandName, ev.DatabaseName, ev.RequestID, ev.ServerConnectionID, ev.ServiceID)
-			doc = append(doc, bson.E{Key: "reply", Value: ev.Reply}, bson.E{Key: "durationMS", Value: millis(ev.Duration)})
 			r.add("commandSucceededEvent", doc)
 		},
 		Failed: func(_ context.Context, ev *event.CommandFailedEvent) {
+			doc := commonCommandFields(ev.CommandName, ev.DatabaseName, ev.RequestID, ev.ServerConnectionID, ev.ServiceID)
+			doc = append(doc, bson.E{Key: "failure", Value: failureDocument(ev.Failure)}, bson.E{Key: "durationMS", Value: millis(ev.Duration)})
+			r.log.finished(r.clientID, "commandFailedEvent", ev.RequestID, doc)
 			r.mu.Lock()
 			defer r.mu.Unlock()
 			if r.skipped[ev.RequestID] {
 				delete(r.skipped, ev.RequestID)
 				return
 			}
-			doc := commonCommandFields(ev.CommandName, ev.DatabaseName, ev.RequestID, ev.ServerConnectionID, ev.ServiceID)
-			doc = append(doc, bson.E{Key: "failure", Value: failureDocument(ev.Failure)}, bson.E{Key: "durationMS", Value: millis(ev.Duration)})
 			r.add("commandFailedEvent", doc)
 		},
 	}

@@ -23,6 +23,9 @@ type call struct {
 	args   *arguments
 	ctx    context.Context
 	runner *operationRunner
+	// budgetMS is the request's params.budgetMS (raw, nil when absent) for the request's own operation only;
+	// iterateUntilDocumentOrError reads it (section 6.4.2), every other operation ignores it.
+	budgetMS json.RawMessage
 }
 
 // outcome is what an operation produced: a value (kind "" or "documents") or a driver object (kind "entity"),
@@ -74,6 +77,9 @@ func operationNames() []string {
 type operationRunner struct {
 	scope     *scope
 	requestID int64
+	// budgetMS is the request's params.budgetMS, handed to the first operation run (the request's own) and
+	// never to withTransaction's nested ones: it is a field beside `operation`, about that operation alone.
+	budgetMS json.RawMessage
 }
 
 // run runs one operation document ({name, object, arguments, saveResultAsEntity}) and stores its result
@@ -113,7 +119,11 @@ func (r *operationRunner) run(ctx context.Context, value any) (outcome, string, 
 		return outcome{}, "", err
 	}
 	defer cancel()
-	result, err := op(&call{scope: r.scope, name: name, object: object, target: target, args: args, ctx: ctx, runner: r})
+	budgetMS := r.budgetMS
+	r.budgetMS = nil
+	result, err := op(&call{
+		scope: r.scope, name: name, object: object, target: target, args: args, ctx: ctx, runner: r, budgetMS: budgetMS,
+	})
 	if err != nil {
 		return outcome{nested: result.nested}, "", err
 	}

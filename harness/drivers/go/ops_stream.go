@@ -15,6 +15,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"time"
 
@@ -111,7 +112,10 @@ func iterateUntilDocumentOrError(c *call) (outcome, error) {
 	if err := c.args.unused(); err != nil {
 		return outcome{}, err
 	}
-	budget := c.scope.iterationTimeout
+	budget, err := c.iterationBudget()
+	if err != nil {
+		return outcome{}, err
+	}
 	deadline := time.Now().Add(budget)
 	for {
 		if c.scope.tryNext(c, stream) {
@@ -127,6 +131,20 @@ func iterateUntilDocumentOrError(c *call) (outcome, error) {
 			return outcome{}, protocolError("noChange", fmt.Sprintf("no document arrived within %gs", budget.Seconds()))
 		}
 	}
+}
+
+// iterationBudget is how long iterateUntilDocumentOrError waits for a change: the request's budgetMS when it
+// carries one (a slice of the harness's early no-change verdict, section 6.4.2), else the scope's
+// iterationTimeoutMS. Either is checked the same way, between TryNexts, in every iteration mode.
+func (c *call) iterationBudget() (time.Duration, error) {
+	if c.budgetMS == nil || string(bytes.TrimSpace(c.budgetMS)) == "null" {
+		return c.scope.iterationTimeout, nil
+	}
+	ms, ok := plainInt(c.budgetMS)
+	if !ok || ms <= 0 {
+		return 0, invalidRequest("params.budgetMS must be a positive integer, got %s", c.budgetMS)
+	}
+	return time.Duration(ms) * time.Millisecond, nil
 }
 
 func iterateOnce(c *call) (outcome, error) {

@@ -37,12 +37,14 @@ type scope struct {
 	order         []string // creation order, for closing in reverse
 	// freshStreams are change streams not iterated since Watch (see tryNext).
 	freshStreams map[*mongo.ChangeStream]bool
+	// log is every command event of the scope's clients (section 6.4.2), kept until the scope closes.
+	log *commandLog
 }
 
 func newScope(uri string, iterationTimeout time.Duration, heartbeat *int64, iterationMode string) *scope {
 	return &scope{
 		uri: uri, iterationTimeout: iterationTimeout, heartbeatFrequencyMS: heartbeat, iterationMode: iterationMode,
-		entities: map[string]any{}, freshStreams: map[*mongo.ChangeStream]bool{},
+		entities: map[string]any{}, freshStreams: map[*mongo.ChangeStream]bool{}, log: newCommandLog(),
 	}
 }
 

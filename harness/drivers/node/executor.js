@@ -13,7 +13,15 @@ import { OPERATIONS, sessionState } from './lib/operations.js';
 
 const PROTOCOL_VERSION = 1;
 const FAST_HEARTBEAT_MS = 100;
-const CAPABILITIES = ['session_lsid', 'session_state', 'connections_checked_out', 'cmap_events', 'sdam_events'];
+// `command_log` is the protocol's own (section 6.4.2): the scope's command log and `run`'s `budgetMS`.
+const CAPABILITIES = [
+  'session_lsid',
+  'session_state',
+  'connections_checked_out',
+  'cmap_events',
+  'sdam_events',
+  'command_log',
+];
 
 // Keep stdout for the protocol: a library's console output goes to stderr.
 for (const method of ['log', 'info', 'debug', 'warn']) console[method] = console.error;
@@ -29,13 +37,18 @@ function scopeOf(params) {
   return scope;
 }
 
-/** One operation (also a nested one of withTransaction): checks its object, runs it, saves its result. */
-async function runOperation(scope, operation) {
+/**
+ * One operation (also a nested one of withTransaction): checks its object, runs it, saves its result. `budgetMS`
+ * is the `run` request's own (section 6.4.2): only `iterateUntilDocumentOrError` reads it, and a nested operation
+ * never has one.
+ */
+async function runOperation(scope, operation, budgetMS = null) {
   const entry = OPERATIONS[operation.name];
   if (entry === undefined) throw notImplemented(`operation '${operation.name}' is not implemented`);
   const [kinds, implementation] = entry;
   const target = scope.get(operation.object, ...kinds);
-  const outcome = await implementation(scope, target, { ...(operation.arguments ?? {}) }, { run: runOperation });
+  const context = { run: runOperation, budgetMS };
+  const outcome = await implementation(scope, target, { ...(operation.arguments ?? {}) }, context);
   if (outcome.resultKind === 'entity') {
     // A driver object is kept even when unnamed (section 6.3): the reply says under which id.
     outcome.entity = operation.saveResultAsEntity ?? scope.unnamed();
@@ -81,7 +94,8 @@ const METHODS = {
     return { result: null };
   },
   run: async (params) => {
-    const outcome = await runOperation(scopeOf(params), params.operation ?? {});
+    const budgetMS = plainNumber(params.budgetMS ?? null);
+    const outcome = await runOperation(scopeOf(params), params.operation ?? {}, budgetMS);
     const reply = { result: outcome.result };
     if (outcome.resultKind !== undefined) reply.resultKind = outcome.resultKind;
     if (outcome.entity !== undefined) reply.entity = outcome.entity;
@@ -96,6 +110,17 @@ const METHODS = {
     const monitor = scopeOf(params).monitor(params.client);
     if (!EVENT_FAMILIES.includes(params.eventType)) throw invalidRequest(`unknown eventType ${params.eventType}`);
     return { result: monitor.events[params.eventType] };
+  },
+  // Section 6.4.2: not draining; the harness keeps the count it has read and asks from there. A count past the
+  // log's end is one the harness lost: refused, since `[]` would tell it nothing happened.
+  commandLog: async (params) => {
+    const { commandLog } = scopeOf(params);
+    const from = plainNumber(params.from);
+    if (!Number.isInteger(from) || from < 0) throw invalidRequest('commandLog needs from, an integer >= 0');
+    if (from > commandLog.length) {
+      throw invalidRequest(`commandLog from ${from} is past the log's end (${commandLog.length} entries)`);
+    }
+    return { result: commandLog.slice(from) };
   },
   sessionLsid: async (params) => {
     const scope = scopeOf(params);

@@ -16,7 +16,7 @@ from harness.core.model import EntitySpec, Operation
 from harness.core.observations import SDAM_EVENTS, DriverOperationError, ObservedEvent
 from harness.core.ports import DRIVER_CAPABILITIES, DriverLacksFeature, UnsupportedOperation, chosen_iteration_mode
 from harness.drivers.pymongo.api_shims import ITERABLES, SESSIONS, SYNC, SyncApi
-from harness.drivers.pymongo.apm import CommandRecorder, PoolRecorder, SdamRecorder
+from harness.drivers.pymongo.apm import CommandRecorder, PoolRecorder, ScopeCommandLog, SdamRecorder
 from harness.drivers.pymongo.errors import DRIVER_EXCEPTIONS, error_info, raised_by_driver
 from harness.drivers.pymongo.iteration import UNTIL_DOCUMENT
 from harness.drivers.pymongo.logs import TAP, ClientLogs
@@ -151,6 +151,9 @@ class PyMongoScope:
         #: Session entity -> its lsid, kept from creation since an ended session no longer tells.
         self._lsids: dict[str, Any] = {}
         self._closed = False
+        #: The scope's unfiltered command log, kept only when the reference executor asks for it (its
+        #: ``command_log``, docs/executor-protocol.md 6.4.2); every client created after it is set is in it.
+        self.command_log: ScopeCommandLog | None = None
 
     # -- entities --------------------------------------------------------
     def create_entity(self, spec: EntitySpec) -> None:
@@ -203,7 +206,9 @@ class PyMongoScope:
             options["connect"] = False
         try:
             # An SDAM listener makes pymongo run an event thread that costs ~0.3 s at close: only when observed.
-            listeners = [recorder, pool, self.clock, sdam] if sdam.observe else [recorder, pool, self.clock]
+            listeners: list[Any] = [recorder, pool, self.clock, sdam] if sdam.observe else [recorder, pool, self.clock]
+            if self.command_log is not None:
+                listeners.append(self.command_log.listener(spec.id))
             client = self.api.new_client(uri, event_listeners=listeners, **options)
         except DRIVER_EXCEPTIONS as exc:
             if not raised_by_driver(exc):

@@ -10,7 +10,8 @@ observed), fail point configuration, and any command names the test ignores.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from pymongo import monitoring
 
@@ -41,16 +42,13 @@ class CommandRecorder(monitoring.CommandListener):
         self._hidden_request_ids: set[int] = set()
 
     # -- filtering -------------------------------------------------------
-    def _hidden(self, name: str, command: dict | None, request_id: int) -> bool:
+    def _hidden(self, name: str, command: dict[str, Any] | None, request_id: int) -> bool:
         """Decide on the started event; its succeeded/failed event follows the decision."""
         if command is None:  # a reply: hidden exactly when its started event was
             return request_id in self._hidden_request_ids or name in self.ignore
         hide = name in self.ignore
         if not self.observe_sensitive:
-            # A handshake command is sensitive when it carries authentication;
-            # pymongo then publishes it with an empty (redacted) body.
-            speculative = name in HANDSHAKE_COMMANDS and (not command or "speculativeAuthenticate" in command)
-            hide = hide or name in SENSITIVE_COMMANDS or speculative
+            hide = hide or sensitive(name, command)
         if hide:
             self._hidden_request_ids.add(request_id)
         return hide
@@ -61,57 +59,17 @@ class CommandRecorder(monitoring.CommandListener):
                 self._events.append(event)
 
     # -- pymongo listener API ------------------------------------------
-    # (each keeps what the event carries; a field an older pymongo lacks is observed as absent, so a
-    # test that expects it fails on that driver release instead of the listener crashing)
     def started(self, event: monitoring.CommandStartedEvent) -> None:
-        if self._hidden(event.command_name, dict(event.command), event.request_id):
-            return
-        self._keep(
-            ObservedEvent(
-                "commandStartedEvent",
-                event.command_name,
-                event.database_name,
-                command=dict(event.command),
-                request_id=event.request_id,
-                operation_id=event.operation_id,
-                server_connection_id=_server_connection_id(event),
-                service_id=event.service_id,
-            )
-        )
+        if not self._hidden(event.command_name, dict(event.command), event.request_id):
+            self._keep(started_event(event))
 
     def succeeded(self, event: monitoring.CommandSucceededEvent) -> None:
-        if self._hidden(event.command_name, None, event.request_id):
-            return
-        self._keep(
-            ObservedEvent(
-                "commandSucceededEvent",
-                event.command_name,
-                event.database_name,
-                reply=dict(event.reply),
-                request_id=event.request_id,
-                operation_id=event.operation_id,
-                server_connection_id=_server_connection_id(event),
-                service_id=event.service_id,
-                duration_s=event.duration_micros / 1e6,
-            )
-        )
+        if not self._hidden(event.command_name, None, event.request_id):
+            self._keep(succeeded_event(event))
 
     def failed(self, event: monitoring.CommandFailedEvent) -> None:
-        if self._hidden(event.command_name, None, event.request_id):
-            return
-        self._keep(
-            ObservedEvent(
-                "commandFailedEvent",
-                event.command_name,
-                event.database_name,
-                failure=event.failure,
-                request_id=event.request_id,
-                operation_id=event.operation_id,
-                server_connection_id=_server_connection_id(event),
-                service_id=event.service_id,
-                duration_s=event.duration_micros / 1e6,
-            )
-        )
+        if not self._hidden(event.command_name, None, event.request_id):
+            self._keep(failed_event(event))
 
     # -- reading ---------------------------------------------------------
     @property
@@ -122,6 +80,100 @@ class CommandRecorder(monitoring.CommandListener):
     def clear(self) -> None:
         with self._lock:
             self._events.clear()
+
+
+# (each event keeps what pymongo's carries; a field an older pymongo lacks is observed as absent, so a test that
+# expects it fails on that driver release instead of the listener crashing)
+def started_event(event: monitoring.CommandStartedEvent, *, redacted: bool = False) -> ObservedEvent:
+    return ObservedEvent(
+        "commandStartedEvent",
+        event.command_name,
+        event.database_name,
+        command={} if redacted else dict(event.command),
+        request_id=event.request_id,
+        operation_id=event.operation_id,
+        server_connection_id=_server_connection_id(event),
+        service_id=event.service_id,
+    )
+
+
+def succeeded_event(event: monitoring.CommandSucceededEvent, *, redacted: bool = False) -> ObservedEvent:
+    return ObservedEvent(
+        "commandSucceededEvent",
+        event.command_name,
+        event.database_name,
+        reply={} if redacted else dict(event.reply),
+        request_id=event.request_id,
+        operation_id=event.operation_id,
+        server_connection_id=_server_connection_id(event),
+        service_id=event.service_id,
+        duration_s=event.duration_micros / 1e6,
+    )
+
+
+def failed_event(event: monitoring.CommandFailedEvent, *, redacted: bool = False) -> ObservedEvent:
+    return ObservedEvent(
+        "commandFailedEvent",
+        event.command_name,
+        event.database_name,
+        failure={} if redacted else event.failure,
+        request_id=event.request_id,
+        operation_id=event.operation_id,
+        server_connection_id=_server_connection_id(event),
+        service_id=event.service_id,
+        duration_s=event.duration_micros / 1e6,
+    )
+
+
+def sensitive(name: str, command: Mapping[str, Any] | None) -> bool:
+    """A security-sensitive command (docs/executor-protocol.md 6.1): an authentication command, or a handshake that
+    carries authentication (pymongo then publishes it with an empty, redacted body)."""
+    speculative = name in HANDSHAKE_COMMANDS and (not command or "speculativeAuthenticate" in command)
+    return name in SENSITIVE_COMMANDS or speculative
+
+
+class ScopeCommandLog:
+    """Every command event of every client of one scope, in the order pymongo published them, whatever each client
+    observes: the reference executor's command log (docs/executor-protocol.md 6.4.2). A sensitive command is kept
+    with its body and reply redacted."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._entries: list[tuple[str, ObservedEvent]] = []
+        self._redacted: set[int] = set()
+
+    def listener(self, client_id: str) -> monitoring.CommandListener:
+        """The listener of one client of the scope."""
+        log = self
+
+        class _Tap(monitoring.CommandListener):
+            def started(self, event: monitoring.CommandStartedEvent) -> None:
+                redact = sensitive(event.command_name, dict(event.command))
+                with log._lock:
+                    if redact:
+                        log._redacted.add(event.request_id)
+                    log._entries.append((client_id, started_event(event, redacted=redact)))
+
+            def succeeded(self, event: monitoring.CommandSucceededEvent) -> None:
+                with log._lock:
+                    redact = event.request_id in log._redacted
+                    log._entries.append((client_id, succeeded_event(event, redacted=redact)))
+
+            def failed(self, event: monitoring.CommandFailedEvent) -> None:
+                with log._lock:
+                    redact = event.request_id in log._redacted
+                    log._entries.append((client_id, failed_event(event, redacted=redact)))
+
+        return _Tap()
+
+    def length(self) -> int:
+        with self._lock:
+            return len(self._entries)
+
+    def since(self, start: int) -> list[tuple[str, ObservedEvent]]:
+        """The entries from index ``start`` to the end (client id, event)."""
+        with self._lock:
+            return list(self._entries[start:])
 
 
 class PoolRecorder(monitoring.ConnectionPoolListener):

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from harness.app.executor_check import CHECKS, run_checks
-from harness.drivers.executor.known import BUILT_EXECUTORS, KNOWN_EXECUTORS
+from harness.drivers.executor.known import BUILT_EXECUTORS, KNOWN_EXECUTORS, executor_command
 from tests.paths import REPO
 
 #: What each executor needs on the machine besides Python: commands on PATH, and folders.
@@ -37,8 +37,11 @@ def _missing(name: str) -> str | None:
     return None
 
 
-def _command(name: str) -> list[str]:
-    return list(KNOWN_EXECUTORS[name]) if name in KNOWN_EXECUTORS else BUILT_EXECUTORS[name]()
+def _command(name: str) -> str | list[str]:
+    """The executor ``--driver NAME`` runs, found as ``harness executor-check --driver NAME`` finds it."""
+    command = executor_command(name)
+    assert command is not None, name
+    return command
 
 
 @pytest.mark.parametrize("name", [*sorted(KNOWN_EXECUTORS), *sorted(BUILT_EXECUTORS)])
@@ -55,3 +58,19 @@ def test_executor_check_passes_every_known_executor(name: str, embedded_run: Any
     not_ok = [check for check, _, _ in CHECKS if f"ok   {check}" not in lines]
     assert not not_ok, f"{name}: checks that did not pass: {not_ok}\n{out}"
     assert lines[-1] == f"{len(CHECKS)} checks, 0 failed", out
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        ([], "give the executor's command line or --driver NAME"),
+        (["cmd", "--driver", "node"], "give the executor's command line or --driver NAME"),
+        (["--driver", "pymongo"], "--driver pymongo: names no driver in an executor"),
+        (["--driver", "no-such-driver"], "--driver no-such-driver: names no driver in an executor (executors: "),
+    ],
+)
+def test_executor_check_refuses_what_names_no_executor(argv: list[str], said: str, capsys: Any) -> None:
+    from harness.app import cli
+
+    assert cli.main(["executor-check", *argv]) == 2
+    assert said in capsys.readouterr().out

@@ -19,7 +19,7 @@ import pytest
 
 from harness.app import cli, compose
 from harness.app.reporting import ConsoleReporter
-from harness.core.expectations import Classification, Expectations
+from harness.core.expectations import Classification, Expectations, ExpectationsError
 from harness.core.run_notes import RunNotes
 from tests.conftest import UNIFIED_DIR, require_shared_specs
 from tests.harness.app.test_cli import FAILING, PASSING, harness
@@ -298,3 +298,29 @@ def test_a_read_ahead_entry_that_explained_nothing_is_said_but_never_fails_a_str
     closing = notes.close(read_ahead, [("legacy/a::t1", "a.yml")])
     assert [n.kind for n in closing] == ["read-ahead-not-met", "stale-expectation"]
     assert [n.kind for n in notes.failures()] == ["stale-expectation"]
+
+
+def test_a_sometimes_entry_that_explained_nothing_is_said_with_why_but_a_plain_one_still_fails():
+    """A cause that shows only after some server history (which the order of the tests decides) may not show in a
+    run: its entry says why (``sometimes``) and is said, not failed; the same entry without it is stale."""
+    entry = {
+        "id": "after-drop",
+        "rule": "SRV-X",
+        "kind": "server-bug",
+        "signature": {"message": "invalidate"},
+        "tests": ["legacy/a::*"],
+        "reason": "r",
+        "reproduction": "p",
+    }
+    sometimes = Expectations.from_data(
+        {"target": "t", "known": [{**entry, "sometimes": "the order decides"}, {**entry, "id": "plain"}]}, "t.yml"
+    )
+    notes = RunNotes(loaded=["legacy/a::t1"], strict=True)
+    closing = notes.close(sometimes, [("legacy/a::t1", "a.yml")])
+    assert [n.kind for n in closing] == ["sometimes-not-met", "stale-expectation"]
+    assert closing[0].words.endswith("; it shows only sometimes: the order decides")
+    assert [n.kind for n in notes.failures()] == ["stale-expectation"]
+    with pytest.raises(ExpectationsError, match="a 'sometimes' entry names the tests"):
+        Expectations.from_data(
+            {"target": "t", "known": [{**entry, "tests": [], "sometimes": "the order decides"}]}, "t.yml"
+        )

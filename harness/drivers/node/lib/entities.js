@@ -81,7 +81,8 @@ export function concernOptions(mongodb, spec, accepted) {
   return options;
 }
 
-/** One test's entities: `{kind, value}` by id, plus the monitors of its clients and its session lsids. */
+/** One test's entities: `{kind, value}` by id, plus the monitors of its clients, its session lsids and the command
+ * log its clients share. */
 export class Scope {
   constructor(driver, params) {
     this.driver = driver;
@@ -93,6 +94,8 @@ export class Scope {
     this.entities = new Map();
     this.monitors = new Map();
     this.lsids = new Map();
+    /** Every command event of the scope's clients in publication order (section 6.4.2); never trimmed. */
+    this.commandLog = [];
   }
 
   get(id, ...kinds) {
@@ -172,7 +175,7 @@ async function createClient(scope, spec) {
   const uri = uriWith(scope.uri, uriOptions, spec.useMultipleMongoses === false);
   // promoteLongs: false keeps an Int64 read from the server an Int64 (Long) instead of a JS number.
   const client = new scope.driver.mongodb.MongoClient(uri, { monitorCommands: true, promoteLongs: false });
-  const monitor = new ClientMonitor(client, spec, scope.driver.codec);
+  const monitor = new ClientMonitor(client, spec, scope.driver.codec, scope.commandLog);
   await client.connect();
   scope.put(spec.id, 'client', client);
   scope.monitors.set(spec.id, monitor);

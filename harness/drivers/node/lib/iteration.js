@@ -407,9 +407,25 @@ function byTryNext(scope, target) {
   return mode === 'next' || mode === 'tryNext' || !(target instanceof scope.driver.mongodb.ChangeStream);
 }
 
-/** `iterateUntilDocumentOrError` (section 6.4) in the scope's iteration mode: the next change, or throws. */
-export async function untilDocumentOrError(scope, target) {
-  const budgetMS = scope.iterationTimeoutMS;
+/**
+ * The budget of one `iterateUntilDocumentOrError`: the request's `budgetMS` on a change stream (section 6.4.2, a
+ * slice of the harness's), else the scope's `iterationTimeoutMS`. On another cursor `budgetMS` is an unknown field,
+ * ignored; on a change stream one that is not a positive integer is refused, not silently widened to the scope's.
+ */
+function budgetOf(scope, target, budgetMS) {
+  if (budgetMS == null || !(target instanceof scope.driver.mongodb.ChangeStream)) return scope.iterationTimeoutMS;
+  if (!Number.isInteger(budgetMS) || budgetMS <= 0) {
+    throw invalidRequest(`budgetMS must be a positive integer, got ${JSON.stringify(budgetMS)}`);
+  }
+  return budgetMS;
+}
+
+/**
+ * `iterateUntilDocumentOrError` (section 6.4) in the scope's iteration mode: the next change, or throws. Every mode
+ * takes its budget as an argument, so a slice's `budgetMS` holds to all of section 6.4's rules there as well.
+ */
+export async function untilDocumentOrError(scope, target, requestedBudgetMS = null) {
+  const budgetMS = budgetOf(scope, target, requestedBudgetMS);
   if (byTryNext(scope, target)) return TRY_NEXT.untilDocumentOrError(target, budgetMS);
   return consumerOf(scope, target).untilDocumentOrError(budgetMS);
 }

@@ -41,15 +41,25 @@ const SENSITIVE_COMMANDS = new Set([
 ]);
 const HELLO_COMMANDS = new Set(['hello', 'ismaster']);
 
+/** Whether a command started event is security-sensitive (section 6.1's list, or a hello that authenticates or
+ * that the driver redacted): the per-client record leaves it out, the scope's command log blanks it. */
+function sensitive(event) {
+  const name = String(event.commandName).toLowerCase();
+  if (SENSITIVE_COMMANDS.has(name)) return true;
+  const command = event.command ?? {};
+  return HELLO_COMMANDS.has(name) && ('speculativeAuthenticate' in command || Object.keys(command).length === 0);
+}
+
 /** Whether a command started event is one the protocol leaves out (section 6.1). */
 function leftOut(event, options) {
   const name = String(event.commandName).toLowerCase();
   if (options.ignored.has(event.commandName) || name === 'configurefailpoint') return true;
   if (options.observeSensitiveCommands) return false;
-  if (SENSITIVE_COMMANDS.has(name)) return true;
-  const command = event.command ?? {};
-  return HELLO_COMMANDS.has(name) && ('speculativeAuthenticate' in command || Object.keys(command).length === 0);
+  return sensitive(event);
 }
+
+/** What a sensitive command's log entry keeps of its payloads (section 6.4.2): that it happened, not what it carried. */
+const BLANKED = ['command', 'reply', 'failure'];
 
 /** `{host, port}` descriptions carry more than the comparators use: only the SDAM type name crosses. */
 const description = (value) => (value == null ? undefined : { type: value.type });
@@ -93,11 +103,16 @@ function eventDocument(kind, family, event, codec) {
 
 /**
  * Listen to everything a client publishes and keep what its entity observes. Connections checked out are
- * counted whatever is observed (`connectionsCheckedOut`).
+ * counted whatever is observed (`connectionsCheckedOut`). Every command event also goes to `commandLog`, the
+ * scope's one list shared by all its clients (section 6.4.2), whatever the entity observes.
  */
 export class ClientMonitor {
-  constructor(client, spec, codec) {
+  constructor(client, spec, codec, commandLog) {
     this.codec = codec;
+    this.clientId = spec.id;
+    this.commandLog = commandLog;
+    /** Request ids of the sensitive commands started, so their reply or failure is blanked in the log too. */
+    this.sensitiveRequests = new Set();
     this.observed = new Set(spec.observeEvents ?? []);
     this.options = {
       ignored: new Set(spec.ignoreCommandMonitoringEvents ?? []),
@@ -115,6 +130,7 @@ export class ClientMonitor {
 
   record(family, kind, event) {
     if (family === 'command') {
+      this.log(kind, event);
       if (kind === 'commandStartedEvent' && leftOut(event, this.options)) this.skippedRequests.add(event.requestId);
       if (this.skippedRequests.has(event.requestId)) {
         if (kind !== 'commandStartedEvent') this.skippedRequests.delete(event.requestId);
@@ -123,5 +139,21 @@ export class ClientMonitor {
     }
     if (!this.observed.has(kind)) return;
     this.events[family].push(eventDocument(kind, family, event, this.codec));
+  }
+
+  /**
+   * Append a command event to the scope's log, before any of the entity's filters. The driver publishes on the one
+   * JavaScript thread, synchronously from its listeners, so appending here keeps the publication order across the
+   * scope's clients with no lock to take. A document of its own: the per-client record's stays as it is.
+   */
+  log(kind, event) {
+    const document = eventDocument(kind, 'command', event, this.codec);
+    document.client = this.clientId;
+    if (kind === 'commandStartedEvent' && sensitive(event)) this.sensitiveRequests.add(event.requestId);
+    if (this.sensitiveRequests.has(event.requestId)) {
+      if (kind !== 'commandStartedEvent') this.sensitiveRequests.delete(event.requestId);
+      for (const key of BLANKED) if (key in document) document[key] = {};
+    }
+    this.commandLog.push(document);
   }
 }

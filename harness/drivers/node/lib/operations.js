@@ -180,10 +180,11 @@ function updateResult(result) {
   return shaped;
 }
 
-/** Section 6.4, in the scope's iteration mode (section 6.4.1, lib/iteration.js). */
-async function iterateUntilDocumentOrError(scope, target, args) {
+/** Section 6.4, in the scope's iteration mode (section 6.4.1, lib/iteration.js), under the request's `budgetMS`
+ * when the harness sent one (section 6.4.2; `run` hands it over in the context). */
+async function iterateUntilDocumentOrError(scope, target, args, context) {
   refuseOthers(args, []);
-  return value(await iteration.untilDocumentOrError(scope, target));
+  return value(await iteration.untilDocumentOrError(scope, target, context.budgetMS));
 }
 
 /** Node's change streams start lazily; the spec has `createChangeStream` run the aggregate (as Node's own runner). */

@@ -20,13 +20,32 @@ final class Call {
     final String object;
     final Object target;
     final Arguments args;
+    /** The run request's params, for budgetMS; null for a nested operation of withTransaction. */
+    private final Params request;
 
-    Call(Scope scope, String name, String object, Object target, Arguments args) {
+    Call(Scope scope, String name, String object, Object target, Arguments args, Params request) {
         this.scope = scope;
         this.name = name;
         this.object = object;
         this.target = target;
         this.args = args;
+        this.request = request;
+    }
+
+    /**
+     * The budget of iterateUntilDocumentOrError on a change stream: the request's budgetMS when it has one (section
+     * 6.4.2: a slice, for that request alone), else the scope's iterationTimeoutMS. Only that operation asks, so
+     * everywhere else budgetMS stays an unknown field, ignored (section 3).
+     */
+    long iterationBudgetMS() {
+        Long budgetMS = request == null ? null : request.optionalInteger("budgetMS");
+        if (budgetMS == null) {
+            return scope.iterationTimeoutMS;
+        }
+        if (budgetMS <= 0) {
+            throw ExecutorError.invalidRequest("run: params.budgetMS must be a positive integer, got " + budgetMS);
+        }
+        return budgetMS;
     }
 
     /** The session argument as the driver's session, or null. */

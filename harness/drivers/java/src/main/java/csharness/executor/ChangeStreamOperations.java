@@ -18,7 +18,7 @@ import org.bson.BsonValue;
  * Change streams and cursors (section 6.4). createChangeStream opens the stream before it replies: the
  * driver's watch() is lazy, and its cursor() sends the aggregate. The stream reads BsonDocument, so a
  * change document keeps every field and type the server sent. iterateUntilDocumentOrError gives up after the
- * scope's iteration budget.
+ * scope's iteration budget, or the request's budgetMS (section 6.4.2), in every mode alike.
  *
  * <p>The scope's iteration mode (section 6.4.1) picks the driver's API a stream is consumed through:
  * <ul>
@@ -119,7 +119,7 @@ final class ChangeStreamOperations {
         if (!(cursor instanceof MongoChangeStreamCursor)) {
             return Outcome.value(cursor.next());
         }
-        long budgetMS = call.scope.iterationTimeoutMS;
+        long budgetMS = call.iterationBudgetMS(); // a cursor that is not a stream never reads budgetMS
         StreamIterator iterator = call.scope.iterator(cursor);
         if (iterator != null) {
             return Outcome.value(iterator.untilDocument(budgetMS));

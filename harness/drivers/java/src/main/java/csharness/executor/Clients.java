@@ -13,7 +13,8 @@ import org.bson.BsonValue;
 
 /**
  * Creates a client entity (section 6.1): its connection string, the scope's fast heartbeats unless its
- * uriOptions set heartbeatFrequencyMS, its serverApi, and the listeners that record what it observes.
+ * uriOptions set heartbeatFrequencyMS, its serverApi, and the listeners that record what it observes (and every
+ * command event in the scope's command log).
  * Every other key of the entity is refused with notImplemented.
  */
 final class Clients {
@@ -40,6 +41,8 @@ final class Clients {
         EventLog log = new EventLog(observed(spec));
         CommandEvents commands = new CommandEvents(
                 log,
+                scope.commandLog,
+                spec.getString("id").getValue(),
                 strings(spec, "ignoreCommandMonitoringEvents"),
                 spec.containsKey("observeSensitiveCommands") && spec.getBoolean("observeSensitiveCommands").getValue());
         PoolEvents pool = new PoolEvents(log);

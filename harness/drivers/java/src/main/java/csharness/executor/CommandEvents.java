@@ -25,6 +25,9 @@ import org.bson.BsonString;
  * documents. A started event is left out for configureFailPoint, the client's ignored commands and, unless
  * the client observes them, security-sensitive commands (the Java driver publishes those with an empty,
  * redacted command); its succeeded or failed event is left out with it, by request id.
+ *
+ * <p>Every event, left out or not, also goes to the scope's command log (section 6.4.2) as the same document plus
+ * the client's id; a security-sensitive command's command, reply or failure is emptied there, by request id too.
  */
 final class CommandEvents implements CommandListener {
     private static final Set<String> SENSITIVE = Set.of(
@@ -40,58 +43,84 @@ final class CommandEvents implements CommandListener {
     private static final Set<String> HELLO = Set.of("hello", "ismaster");
 
     private final EventLog log;
+    private final CommandLog scopeLog;
+    private final String clientId;
     private final Set<String> ignored;
     private final boolean observeSensitive;
     private final Set<Integer> leftOut = ConcurrentHashMap.newKeySet();
+    /** Request ids of sensitive commands whose reply or failure the scope's log has yet to empty. */
+    private final Set<Integer> redacted = ConcurrentHashMap.newKeySet();
 
-    CommandEvents(EventLog log, Set<String> ignored, boolean observeSensitive) {
+    CommandEvents(EventLog log, CommandLog scopeLog, String clientId, Set<String> ignored, boolean observeSensitive) {
         this.log = log;
+        this.scopeLog = scopeLog;
+        this.clientId = clientId;
         this.ignored = ignored;
         this.observeSensitive = observeSensitive;
     }
 
     @Override
     public void commandStarted(CommandStartedEvent event) {
-        if (leavesOut(event.getCommandName(), event.getCommand())) {
+        boolean sensitive = sensitive(event.getCommandName(), event.getCommand());
+        if (sensitive) {
+            redacted.add(event.getRequestId());
+        }
+        BsonDocument document = common("commandStartedEvent", event);
+        document.put("command", Values.copy(event.getCommand()));
+        logInScope(document, "command", sensitive);
+        if (leavesOut(event.getCommandName(), sensitive)) {
             leftOut.add(event.getRequestId());
             return;
         }
-        if (log.observes("commandStartedEvent")) {
-            BsonDocument document = common("commandStartedEvent", event);
-            document.put("command", Values.copy(event.getCommand()));
+        log.add(document);
+    }
+
+    @Override
+    public void commandSucceeded(CommandSucceededEvent event) {
+        BsonDocument document = common("commandSucceededEvent", event);
+        document.put("reply", Values.copy(event.getResponse()));
+        document.put("durationMS", new BsonDouble(event.getElapsedTime(TimeUnit.NANOSECONDS) / 1e6));
+        logInScope(document, "reply", redacted.remove(event.getRequestId()));
+        if (!leftOut.remove(event.getRequestId())) {
             log.add(document);
         }
     }
 
     @Override
-    public void commandSucceeded(CommandSucceededEvent event) {
-        if (leftOut.remove(event.getRequestId()) || !log.observes("commandSucceededEvent")) {
-            return;
-        }
-        BsonDocument document = common("commandSucceededEvent", event);
-        document.put("reply", Values.copy(event.getResponse()));
-        document.put("durationMS", new BsonDouble(event.getElapsedTime(TimeUnit.NANOSECONDS) / 1e6));
-        log.add(document);
-    }
-
-    @Override
     public void commandFailed(CommandFailedEvent event) {
-        if (leftOut.remove(event.getRequestId()) || !log.observes("commandFailedEvent")) {
-            return;
-        }
         BsonDocument document = common("commandFailedEvent", event);
         document.put("failure", failure(event.getThrowable()));
         document.put("durationMS", new BsonDouble(event.getElapsedTime(TimeUnit.NANOSECONDS) / 1e6));
-        log.add(document);
+        logInScope(document, "failure", redacted.remove(event.getRequestId()));
+        if (!leftOut.remove(event.getRequestId())) {
+            log.add(document);
+        }
     }
 
-    private boolean leavesOut(String name, BsonDocument command) {
+    /**
+     * The scope's log entry: the client's own event document (the same conversion, shared, never changed after)
+     * with the client's id, and {@code carried} (command, reply or failure) emptied for a sensitive command: the
+     * log says that it happened, never what it carried, whatever the client observes.
+     */
+    private void logInScope(BsonDocument document, String carried, boolean sensitive) {
+        BsonDocument entry = new BsonDocument();
+        entry.putAll(document);
+        if (sensitive) {
+            entry.put(carried, new BsonDocument());
+        }
+        entry.put("client", new BsonString(clientId));
+        scopeLog.add(entry);
+    }
+
+    private boolean leavesOut(String name, boolean sensitive) {
         if (ignored.contains(name) || "configureFailPoint".equals(name)) {
             return true;
         }
-        if (observeSensitive) {
-            return false;
-        }
+        return sensitive && !observeSensitive;
+    }
+
+    /** Section 6.1's security-sensitive commands, and a hello that carries speculativeAuthenticate or is redacted. */
+    private static boolean sensitive(String name, BsonDocument command) {
         String lower = name.toLowerCase(Locale.ROOT);
         if (SENSITIVE.contains(lower)) {
             return true;

@@ -47,13 +47,14 @@ final class Executor {
                 Entities.create(scope(params), params.document("entity"));
                 return Reply.value(null);
             });
-            case "run" -> driverCall(() -> runner.run(scope(params), params.document("operation")));
+            case "run" -> driverCall(() -> runner.run(scope(params), params.document("operation"), params));
             case "setEntity" -> setEntity(params);
             case "events" -> Reply.value(client(params).log.events(params.string("eventType")));
             case "sessionLsid" -> Reply.value(session(params).lsid());
             case "sessionState" -> Reply.value(SessionState.of(session(params).session()));
             case "sessionPinnedAddress" -> Reply.value(SessionState.pinnedAddress(session(params).session()));
             case "connectionsCheckedOut" -> Reply.value(new BsonInt32(client(params).pool.checkedOut.get()));
+            case "commandLog" -> Reply.value(scope(params).commandLog.from(params.integer("from")));
             case "echo" -> Reply.value(params.value("value"));
             default -> throw ExecutorError.notImplemented("method '" + method + "' is not implemented by the Java executor");
         };

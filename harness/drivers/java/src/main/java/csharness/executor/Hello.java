@@ -51,7 +51,12 @@ final class Hello {
 
     private static List<String> capabilities() {
         List<String> capabilities = new ArrayList<>(List.of(
-                "session_lsid", "session_pinned_address", "connections_checked_out", "cmap_events", "sdam_events"));
+                "session_lsid",
+                "session_pinned_address",
+                "connections_checked_out",
+                "cmap_events",
+                "sdam_events",
+                "command_log"));
         if (SessionState.available()) {
             capabilities.add("session_state");
         }

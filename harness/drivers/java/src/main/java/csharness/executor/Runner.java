@@ -10,8 +10,16 @@ import org.bson.BsonValue;
  * pass through unchanged, so withTransaction's loop sees them.
  */
 final class Runner {
-    /** The operation's reply; throws the driver's exception, or an ExecutorError. */
+    /** A nested operation of withTransaction: no request of its own, so no budgetMS. */
     Reply run(Scope scope, BsonDocument operation) {
+        return run(scope, operation, null);
+    }
+
+    /**
+     * The operation's reply; throws the driver's exception, or an ExecutorError. {@code request} is the run
+     * request's params (null for a nested operation), read only by the operations that take more from it.
+     */
+    Reply run(Scope scope, BsonDocument operation, Params request) {
         String name = text(operation, "name");
         String object = text(operation, "object");
         BsonValue arguments = operation.get("arguments");
@@ -21,7 +29,7 @@ final class Runner {
         Object target = scope.entity(object);
         Operation code = Operations.find(name, target, object);
         Arguments args = new Arguments(name, arguments == null ? new BsonDocument() : arguments.asDocument());
-        Outcome outcome = code.run(new Call(scope, name, object, target, args));
+        Outcome outcome = code.run(new Call(scope, name, object, target, args, request));
         String saveAs = operation.isString("saveResultAsEntity")
                 ? operation.getString("saveResultAsEntity").getValue()
                 : null;

@@ -20,6 +20,8 @@ final class Scope {
     final Long heartbeatFrequencyMS;
     /** How every change stream of the scope is consumed: one of Hello.ITERATION_MODES (section 6.4.1). */
     final String iterationMode;
+    /** Every command event of the scope's clients, in publication order (section 6.4.2). */
+    final CommandLog commandLog = new CommandLog();
     private final Map<String, Object> entities = new LinkedHashMap<>();
     /** The iterator-mode state of each change stream opened through iterator(), by the iterator itself. */
     private final Map<MongoCursor<?>, StreamIterator> iterators = new IdentityHashMap<>();
