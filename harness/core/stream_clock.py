@@ -82,13 +82,12 @@ START_POINTS = ("resumeAfter", "startAfter", "startAtOperationTime")
 
 @dataclass
 class _Reply:
-    """The last command of a change-stream cursor (the aggregate that opened it, then each getMore): the stream's last
-    word on where it is."""
+    """The last *answered* command of a change-stream cursor (the aggregate that opened it, then each getMore that
+    came back): the stream's last word on where it is."""
 
     sent: int  # the clock's tick when it was sent
     empty: bool = False
     token: Any = None
-    finished: bool = False
     failed: bool = False
     #: The aggregate that opened the cursor with no start point: the stream begins where the server is now.
     opened_now: bool = False
@@ -115,7 +114,8 @@ class StreamClock:
         self._lock = threading.Lock()
         self._tick = 0
         self._writes: dict[Hashable, str] = {}  # request id -> command name, sent and not answered
-        self._getmores_sent: dict[Hashable, CursorKey] = {}  # request id -> (address, cursor id)
+        #: request id -> the cursor and the tick it was sent at, until its reply comes
+        self._getmores_sent: dict[Hashable, tuple[CursorKey, int]] = {}
         self._opening: dict[Hashable, tuple[Any, int, bool]] = {}  # request id -> (address, tick, no start point)
         self._cursors: dict[tuple[Any, int], _Reply] = {}  # (address, cursor id) -> its last reply
         self._last_write: Timestamp | None = None
@@ -139,8 +139,9 @@ class StreamClock:
             stage = _change_stream_stage(name, command)
             if name == "getMore":
                 key = (connection, int(command.get("getMore") or 0))
-                self._getmores_sent[request_id] = key
-                self._cursors[key] = _Reply(self._tick)
+                # The cursor's last word stays its last *answered* command: a getMore still on its way (an executor's
+                # slice may end while one waits on the server) was sent with nothing buffered, after an empty reply.
+                self._getmores_sent[request_id] = (key, self._tick)
             elif stage is not None:
                 fresh = not any(point in stage for point in START_POINTS)
                 self._opening[request_id] = (connection, self._tick, fresh)
@@ -167,9 +168,9 @@ class StreamClock:
             # A commit or abort that was answered ended its transaction (a commit whose reply never came is a write
             # of unknown outcome below).
             self._open_transactions.discard(self._ending.pop(request_id, ""))
-            key = self._getmores_sent.pop(request_id, None)
-            if key is not None:
-                self._got_more(key, reply, server_replied)
+            sent = self._getmores_sent.pop(request_id, None)
+            if sent is not None:
+                self._got_more(*sent, reply, server_replied)
             opened: CursorKey | None = None
             opening = self._opening.pop(request_id, None)
             if opening is not None:
@@ -205,17 +206,13 @@ class StreamClock:
             tick,
             empty=isinstance(batch, list) and not batch,
             token=cursor.get("postBatchResumeToken"),
-            finished=True,
             opened_now=fresh,
             getmore=False,
         )
         return key
 
-    def _got_more(self, key: tuple[Any, int], reply: Mapping[str, Any], server_replied: bool) -> None:
-        last = self._cursors.get(key)
-        if last is None:
-            return
-        last.finished = True
+    def _got_more(self, key: CursorKey, sent: int, reply: Mapping[str, Any], server_replied: bool) -> None:
+        last = self._cursors[key] = _Reply(sent)
         cursor = reply.get("cursor") if server_replied and reply.get("ok") else None
         if not isinstance(cursor, Mapping):
             last.failed = True
@@ -247,8 +244,8 @@ class StreamClock:
             if last is None or not (last.getmore or last.opened_now):
                 # A stream opened from a start point has read nothing past it until a getMore has.
                 return Judgement(None, "the stream's cursor had no getMore yet")
-            if not last.finished or last.failed:
-                return Judgement(None, "the stream's last getMore had not returned a batch")
+            if last.failed:
+                return Judgement(None, "the stream's last getMore failed")
             if last.token is None:
                 return Judgement(None, "the target's getMore replies carry no postBatchResumeToken")
             try:
@@ -264,7 +261,7 @@ class StreamClock:
             if self._last_write is None:
                 return Judgement(None, "no reply told the time of the writes before the stream")
             if last.sent < self._last_write_tick:
-                return Judgement(None, "no getMore had been sent since the last write's reply")
+                return Judgement(None, "no getMore sent since the last write's reply had come back")
             if not last.empty:
                 return Judgement(None, "the stream's last batch was not empty")
             write = f"the last write ({self._last_write_name}) at {show_time(self._last_write)}"

@@ -408,13 +408,32 @@ def test_the_clock_gives_the_verdict_only_when_every_premise_holds() -> None:
     assert clock.judge(stream).early
     assert not clock.judge(_Stream(cursor_id=43)).early  # another cursor (after a resume): no getMore on it yet
     _written(clock, Timestamp(10, 6), "update")
-    assert clock.judge(stream).why == "no getMore had been sent since the last write's reply"
+    assert clock.judge(stream).why == "no getMore sent since the last write's reply had come back"
     _get_more(clock, Timestamp(10, 9))
     assert clock.judge(stream).early == (
         "no document arrived; the stream passed the last write (update) at Timestamp(10, 6): a getMore sent after "
         "its reply returned an empty batch with a postBatchResumeToken at Timestamp(10, 9), so no change can come "
         "without a new write"
     )
+
+
+def test_a_getmore_still_waiting_on_the_server_neither_gives_nor_keeps_the_verdict() -> None:
+    """An executor's slice may end while the driver's next getMore waits on the server (docs/executor-protocol.md
+    6.4.2): the verdict rests on the last getMore answered. One sent after the write and not answered yet is no
+    evidence either way; one answered empty after it is."""
+    clock = StreamClock(SECANTUSDB_BSON)
+    stream = _Stream()
+    _command(clock, "aggregate", _reply(Timestamp(10, 1), cursor={"id": 42, "firstBatch": []}), {"pipeline": []})
+    _written(clock, Timestamp(10, 5))
+    clock.started(_Event("getMore", {"getMore": 42}))  # type: ignore[arg-type]
+    assert clock.judge(stream).why == "the stream's cursor had no getMore yet"
+    _get_more(clock, Timestamp(10, 5))
+    assert clock.judge(stream).early
+    clock.started(_Event("getMore", {"getMore": 42}))  # type: ignore[arg-type]
+    assert clock.judge(stream).early  # the next one, on its way, changes nothing: no write was made since
+    _written(clock, Timestamp(10, 6), "update")
+    clock.started(_Event("getMore", {"getMore": 42}))  # type: ignore[arg-type]
+    assert clock.judge(stream).why == "no getMore sent since the last write's reply had come back"
 
 
 def test_a_stream_opened_after_the_writes_with_no_start_point_is_past_them() -> None:
