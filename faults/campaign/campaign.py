@@ -161,8 +161,8 @@ def campaign_name(options: CampaignOptions) -> str:
 
 def _unavailable_kinds(run: Any, kinds: list[str]) -> list[tuple[str, str]]:
     """The kinds this run cannot inject, each with why: no Toxiproxy in the path, a target that cannot restart."""
-    restart_problem = restartable(getattr(run.target, "inner", run.target))
-    without_network = getattr(run.target, "faults", None) is None
+    restart_problem = restartable(run.target.inner or run.target)
+    without_network = run.target.faults is None
     reasons = {
         kind: "the run has no Toxiproxy in the path (--network-faults)" for kind in NETWORK_KINDS if without_network
     }
@@ -245,12 +245,12 @@ def _run(
     budget: float,
 ) -> CampaignResult:
     target = run.target
-    network = getattr(target, "faults", None)
+    network = target.faults
     assert target.admin is not None
     collection = target.admin[options.database][options.collection]
     collection.drop()
     target.admin[options.database].create_collection(options.collection)
-    nemesis = Nemesis(run.failpoints, network, getattr(target, "inner", target), APP_NAME)
+    nemesis = Nemesis(run.failpoints, network, target.inner or target, APP_NAME)
     consumer = Consumer(
         run.driver,
         run.driver_uri,

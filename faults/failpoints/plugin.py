@@ -59,7 +59,7 @@ def auto(target: Any) -> FailPointSetup:
 
 def driver_facing_address(target: Any) -> tuple[str, int]:
     """Where the wire proxy forwards: through Toxiproxy when the run has one, else the primary."""
-    if getattr(target, "faults", None) is not None:
+    if target.faults is not None:
         from harness.targets.connection_strings import ConnectionStringError, first_host
 
         try:

@@ -22,7 +22,7 @@ from faults.network.ops import NO_NETWORK_FAULTS, OPERATIONS, clear_after_test, 
 
 
 def through_toxiproxy(target: Any, options: Any) -> Any:
-    if not getattr(options, "network_faults", False):
+    if not options.network_faults:
         return target
     from faults.network.target import ThroughToxiproxy
 
@@ -30,13 +30,13 @@ def through_toxiproxy(target: Any, options: Any) -> Any:
 
 
 def without_network_faults(test: Any, target: Any) -> str | None:
-    if getattr(target, "faults", None) is None and uses_network_faults(test):
+    if target.faults is None and uses_network_faults(test):
         return f"uses networkFault: {NO_NETWORK_FAULTS}"
     return None
 
 
 def clear_network_faults(target: Any) -> list[str]:
-    faults = getattr(target, "faults", None)
+    faults = target.faults
     if faults is None:
         return []
     return clear_after_test(faults)

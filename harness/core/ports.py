@@ -195,6 +195,9 @@ class DriverAdapter(Protocol):
     #: Whether the adapter's scopes can end ``iterateUntilDocumentOrError`` before its budget once the change can
     #: no longer come (docs/causes.md section 4); False: every iteration that gets no change waits its budget.
     early_no_change: bool
+    #: Whether :meth:`restart` can end a driver still busy after a test's deadline (an executor's process is killed
+    #: and another started); False: a busy in-process driver cannot be stopped, so a timeout does not wait for it.
+    restartable: bool
 
     def open_scope(
         self,
@@ -358,6 +361,11 @@ class Target(Protocol):
     #: How ``configureFailPoint`` sent through ``admin`` is applied: ``native`` (the server), or
     #: ``emulated-by-presenting-proxy`` (something in front of the server answers it); records say which.
     admin_failpoints: str
+    #: The network faults in front of the deployment (a Toxiproxy, ``faults.network``) when the run wrapped the
+    #: target with them: opaque to the engine, read by the fault plug-ins. None: the run injects none.
+    faults: Any
+    #: The target this one wraps (the network-fault wrapper's deployment); None: it is the deployment itself.
+    inner: Target | None
 
     def start(self) -> TargetInfo: ...
 

@@ -276,8 +276,8 @@ class HarnessRun:
             case = open_case()
         except Exception as exc:
             return Verdict(ERROR, f"set-up: {type(exc).__name__}: {exc}")
-        # Only a driver in another process can be restarted; an in-process one would make a timeout wait for nothing.
-        restart = self.driver.restart if self.driver.executor is not None else None
+        # Only a driver that says it can be restarted is (an in-process one would make a timeout wait for nothing).
+        restart = self.driver.restart if self.driver.restartable else None
         # A spec test never restarts its target, so its target's process exiting ends it at once; a check may
         # restart the target itself (a campaign's restart fault), so it is looked at only after it ends.
         stop_if = self.target_lost if isinstance(test, SpecTest) else None

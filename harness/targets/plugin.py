@@ -172,7 +172,7 @@ def _permit_destructive(target: Target, options: Any) -> Target:
 
     if allowed_by(options):
         found: Any = target
-        while not isinstance(found, UriTarget) and getattr(found, "inner", None) is not None:
+        while not isinstance(found, UriTarget) and found.inner is not None:
             found = found.inner
         if isinstance(found, UriTarget):
             found.allow_destructive = True

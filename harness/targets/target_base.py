@@ -267,6 +267,10 @@ class TargetBase:
     #: of what answers it on the way (a wire proxy that presents the server, ``emulated-by-presenting-proxy``). The
     #: fail-point plug-in names the run's backend after it, so a record never says native for an emulation.
     admin_failpoints = "native"
+    #: The port's ``faults`` and ``inner``: a deployment has no network faults in front of it and wraps nothing
+    #: (:class:`faults.network.target.ThroughToxiproxy` sets both).
+    faults: Any = None
+    inner: TargetBase | None = None
 
     def __init__(self, name: str) -> None:
         self.name = name

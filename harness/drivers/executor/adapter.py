@@ -110,6 +110,9 @@ def hello_problems(result: Any) -> list[str]:
 class ExecutorAdapter:
     """A driver under test in another process: ``--driver node``, ``--driver exec:CMD``."""
 
+    #: A busy executor is killed, with all it started, and the next scope starts another (:meth:`restart`).
+    restartable = True
+
     def __init__(self, command: str | list[str], request_timeout_s: float = REQUEST_TIMEOUT_S) -> None:
         self.command = command
         #: Recorded in every result's ``driver`` (section 4's hello says which driver; this says how it ran).

@@ -59,6 +59,8 @@ class PyMongoAdapter:
     #: Its scopes end an iteration early once a change can no longer come, when given the target's token format
     #: (:mod:`harness.drivers.pymongo.stream_clock`, docs/causes.md section 4).
     early_no_change = True
+    #: A busy in-process driver cannot be stopped: a test's timeout abandons it (its scope is closed).
+    restartable = False
 
     #: The scope this adapter's tests get (the asynchronous adapter's differs only in its API shim).
     scope_class: type[PyMongoScope]
