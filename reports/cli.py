@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import os
 import sys
 import warnings
 from pathlib import Path
@@ -19,6 +20,7 @@ from reports.class_archive import class_archive
 from reports.discover import InputFiles, discover_inputs
 from reports.input_size import InputSize, directory_bytes, input_size
 from reports.java import JavaMissing, JavaRuntime, check_java
+from reports.spark_server import SparkServerError, token_for
 
 if TYPE_CHECKING:
     from reports.job import ReportResult
@@ -26,6 +28,8 @@ if TYPE_CHECKING:
 #: ``--spark-profile``: picked by size, or either one forced.
 PROFILES = ("auto", "small", "large")
 PYSPARK_HINT = "install it with `pip install -e '.[reports]'` (PySpark 4, pandas, pyarrow)"
+#: The default of ``--remote``: a Spark Connect server every report of this shell uses.
+REMOTE_VARIABLE = "HARNESS_SPARK_REMOTE"
 
 
 def add_report_arguments(parser: argparse.ArgumentParser) -> None:
@@ -56,6 +60,15 @@ def add_report_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="URL",
         help="Spark master (default local[*]; e.g. spark://host:7077 for a standalone cluster)",
     )
+    parser.add_argument(
+        "--remote",
+        default=os.environ.get(REMOTE_VARIABLE) or None,
+        metavar="sc://HOST:PORT",
+        help="run the job on this Spark Connect server instead of starting Spark here: the one `harness spark start` "
+        f"runs, or any of your own (default: ${REMOTE_VARIABLE}); it reads the inputs and writes the verdicts at "
+        "their paths here, so it must see this machine's files",
+    )
+    parser.add_argument("--spark-server-state", type=Path, default=None, help=argparse.SUPPRESS)
     parser.add_argument(
         "--append-to",
         type=Path,
@@ -107,11 +120,41 @@ def check_runtime() -> JavaRuntime:
     return check_java()
 
 
+class ConnectClientMissing(RuntimeError):
+    pass
+
+
+def check_connect_client(url: str) -> None:
+    """A usable ``--remote``: an ``sc://`` URL, and PySpark's Spark Connect client (grpc and friends) installed."""
+    if not url.startswith("sc://"):
+        raise ConnectClientMissing(f"--remote takes a Spark Connect URL (sc://HOST:PORT), not {url!r}")
+    if importlib.util.find_spec("pyspark") is None:
+        raise PySparkMissing(f"harness report needs PySpark, which is not installed; {PYSPARK_HINT}")
+    from pyspark.sql.connect.utils import check_dependencies
+
+    try:
+        check_dependencies()
+    except ImportError as exc:
+        raise ConnectClientMissing(
+            f"harness report --remote needs PySpark's Spark Connect client ({exc}); {PYSPARK_HINT}"
+        ) from exc
+
+
 def command_report(args: argparse.Namespace) -> int:
     """Run the report; 0 on success, 2 when the runtime is missing or an input could not be used."""
+    warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas", category=FutureWarning)
+    remote, token = getattr(args, "remote", None), None
+    if remote is not None and args.master is not None:
+        print("harness report: --master and --remote exclude each other", file=sys.stderr)
+        return 2
     try:
-        java = check_runtime()
-    except (PySparkMissing, JavaMissing) as exc:
+        if remote is None:
+            java: JavaRuntime | None = check_runtime()
+        else:
+            java = None  # no JVM here: the server runs Spark
+            check_connect_client(remote)
+            token = token_for(remote, getattr(args, "spark_server_state", None))
+    except (PySparkMissing, JavaMissing, ConnectClientMissing, SparkServerError) as exc:
         print(f"harness report: {exc}", file=sys.stderr)
         return 2
     found = discover_inputs(args.inputs)
@@ -120,14 +163,18 @@ def command_report(args: argparse.Namespace) -> int:
             print(f"harness report: {path}: {problem}", file=sys.stderr)
         print("harness report: no results to report on", file=sys.stderr)
         return 2
-    warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas", category=FutureWarning)
     from reports.job import run_report
     from reports.session import report_session
 
-    archive = class_archive(args.class_archive, java.path, java.version)
+    archive = None if java is None else class_archive(args.class_archive, java.path, java.version)
     small = reads(args, found).small if args.spark_profile == "auto" else args.spark_profile == "small"
+    session = (
+        report_session(args.master, args.driver_memory, small=small, class_archive=archive)
+        if remote is None
+        else report_session(small=small, remote=remote, token=token)
+    )
     try:
-        with report_session(args.master, args.driver_memory, small=small, class_archive=archive) as spark:
+        with session as spark:
             result = run_report(
                 spark, args.inputs, args.out, baseline=args.baseline, append_to=args.append_to, title=args.title
             )

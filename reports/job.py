@@ -268,8 +268,11 @@ def _stored(spark: SparkSession, frame: DataFrame, name: str) -> DataFrame:
 
 
 def verdicts_store(out_dir: Path, name: str = "verdicts") -> Path:
-    """Where a report keeps the normalised verdicts it computed (``OUT/verdicts``: Parquet, readable as input)."""
-    return Path(out_dir) / name
+    """Where a report keeps the normalised verdicts it computed (``OUT/verdicts``: Parquet, readable as input).
+
+    An absolute path: a Spark Connect server or a cluster resolves a relative one against its own directory.
+    """
+    return Path(out_dir).resolve() / name
 
 
 @dataclass
@@ -296,7 +299,7 @@ def run_report(
     loaded = load_inputs(spark, inputs, verdicts_store(out_dir), exclude=Path(out_dir))
     verdicts, added = loaded.verdicts, None
     if append_to is not None:  # the history is Parquet already: the tables read it as it is
-        added, verdicts = history.append_verdicts(spark, loaded.verdicts, append_to)
+        added, verdicts = history.append_verdicts(spark, loaded.verdicts, Path(append_to).resolve())
     tables = tables_over(spark, loaded, verdicts, baseline, verdicts_store(out_dir, "baseline-verdicts"))
     collected = write_tables(tables, out_dir)
     for table in tables.planned():

@@ -16,6 +16,12 @@ expressions interpreted, in one shuffle partition, without adaptive
 re-planning, on the JVM's quick compiler only; a large input keeps Spark's
 defaults, which win from a few hundred thousand verdicts on. Both give the
 same tables (tests/reports/test_session.py).
+
+With ``remote`` (a Spark Connect URL, ``sc://HOST:PORT``) the job runs in a
+session of a Spark Connect server instead (:mod:`reports.spark_server`
+starts one on loopback): no JVM starts here, the server's Spark is warm.
+Only the runtime SQL settings travel with the session (:func:`connect_settings`);
+the JVM, the master and the class archive are the server's business.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from subprocess import Popen
+from urllib.parse import urlsplit
 
 from pyspark.errors import PySparkRuntimeError
 from pyspark.sql import SparkSession
@@ -109,6 +116,30 @@ def session_settings(
     } | (SMALL_INPUT if small else {})
 
 
+def connect_settings(*, small: bool = False) -> dict[str, str]:
+    """The settings of :func:`session_settings` a Spark Connect session may set (runtime SQL settings only)."""
+    return {
+        "spark.sql.session.timeZone": "UTC",
+        "spark.sql.shuffle.partitions": str(SHUFFLE_PARTITIONS),
+    } | (SMALL_INPUT if small else {})
+
+
+def connect_url(url: str, token: str | None) -> str:
+    """``url`` with the server's token; the client sends a token in clear text only to ``localhost``
+    (gRPC local credentials), so a loopback address is named so."""
+    if token is None:
+        return url
+    parts = urlsplit(url)
+    if parts.port is None:
+        raise ValueError(f"{url} names no port")
+    return f"sc://localhost:{parts.port}/;token={token}"
+
+
+def is_connect(spark: SparkSession) -> bool:
+    """Whether ``spark`` is a Spark Connect session (no SparkContext, no JVM in this process)."""
+    return type(spark).__module__.startswith("pyspark.sql.connect")
+
+
 def build_session(
     master: str | None = None,
     driver_memory: str = DRIVER_MEMORY,
@@ -131,12 +162,20 @@ def report_session(
     *,
     small: bool = False,
     class_archive: ClassArchive | None = None,
+    remote: str | None = None,
+    token: str | None = None,
 ) -> Iterator[SparkSession]:
     """A session for one report: an active one is reused (and left running) when its master fits.
 
     A new one starts with ``class_archive``'s options and hands it the JVM once stopped
     (:meth:`ClassArchive.finish` then waits for the JVM to write a new archive, if it records one).
+    With ``remote``, a new session of that Spark Connect server (``token``: the one it requires), closed
+    at the end (the server releases what the session cached).
     """
+    if remote is not None:
+        with _connect_session(remote, token, small=small) as spark:
+            yield spark
+        return
     active = SparkSession.getActiveSession()
     if active is not None and (master is None or active.sparkContext.master == master):
         yield active
@@ -164,6 +203,18 @@ def report_session(
         spark.stop()
         if class_archive is not None:
             class_archive.stopped(jvm, class_path)
+
+
+@contextmanager
+def _connect_session(url: str, token: str | None, *, small: bool) -> Iterator[SparkSession]:
+    builder = SparkSession.builder.remote(connect_url(url, token))
+    for key, value in connect_settings(small=small).items():
+        builder = builder.config(key, value)
+    spark = builder.create()
+    try:
+        yield spark
+    finally:
+        spark.stop()
 
 
 def jvm_process(spark: SparkSession) -> Popen | None:

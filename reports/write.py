@@ -21,6 +21,7 @@ from pathlib import Path
 from pyspark.sql import DataFrame
 
 from reports.collect import TableRows, collect_arrow, write_csv_and_keep
+from reports.session import is_connect
 
 TABLES_DIR = "tables"
 PARALLEL_WRITES = 4
@@ -35,7 +36,8 @@ def write_table(name: str, table: DataFrame, tables_dir: Path) -> TableRows:
     """``tables_dir/name/`` (Parquet, one file) and ``tables_dir/name.csv``; the rows kept for the page."""
     import pyarrow.parquet as pq
 
-    table.sparkSession.sparkContext.setLocalProperty("spark.scheduler.pool", name)  # fair shares between tables
+    if not is_connect(table.sparkSession):  # fair shares between tables (a Connect server runs each request apart)
+        table.sparkSession.sparkContext.setLocalProperty("spark.scheduler.pool", name)
     rows = collect_arrow(table)
     parquet = tables_dir / name
     shutil.rmtree(parquet, ignore_errors=True)

@@ -21,6 +21,7 @@ import os
 import select
 import signal
 import sys
+from pathlib import Path
 from typing import Any
 
 from harness import __version__
@@ -52,6 +53,10 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     builders["report"] = (
         "PySpark report over results files: conformance matrix, regressions, flakiness, failure clusters, HTML page",
         _report_arguments,
+    )
+    builders["spark"] = (
+        "keep one Spark Connect server running on 127.0.0.1 for reports: harness spark start|stop|status",
+        _spark_arguments,
     )
     builders["executor-check"] = (
         "check a driver executor against docs/executor-protocol.md, message by message",
@@ -105,6 +110,12 @@ def _report_arguments(sub: argparse.ArgumentParser) -> None:
     from reports.cli import add_report_arguments
 
     add_report_arguments(sub)
+
+
+def _spark_arguments(sub: argparse.ArgumentParser) -> None:
+    from reports.spark_command import add_spark_arguments
+
+    add_spark_arguments(sub)
 
 
 def _coverage_arguments(sub: argparse.ArgumentParser) -> None:
@@ -330,7 +341,21 @@ def command_report(args: argparse.Namespace) -> int:
     from harness.app.certify import with_rule_catalogue
     from reports.cli import command_report as run_report
 
+    args.spark_server_state = spark_server_state()
     return run_report(with_class_archive(with_rule_catalogue(args)))
+
+
+def spark_server_state() -> Path:
+    """Where ``harness spark start`` keeps its server's record, pid file and log: the harness's cache."""
+    from harness.formats import cache
+
+    return cache.cache_dir() / "spark-connect"
+
+
+def command_spark(args: argparse.Namespace) -> int:
+    from reports.spark_command import command_spark as run_spark
+
+    return run_spark(args, spark_server_state())
 
 
 def with_class_archive(args: argparse.Namespace) -> argparse.Namespace:
@@ -360,6 +385,7 @@ COMMANDS = {
     "specs": command_specs,
     "matrix": command_matrix,
     "report": command_report,
+    "spark": command_spark,
     "coverage": command_coverage,
     "executor-check": command_executor_check,
     "certify": command_certify,
