@@ -1,9 +1,14 @@
 package csharness.executor;
 
+import java.io.Writer;
 import org.bson.BsonDocument;
+import org.bson.BsonNull;
 import org.bson.BsonString;
 import org.bson.BsonValue;
+import org.bson.codecs.BsonValueCodec;
+import org.bson.codecs.EncoderContext;
 import org.bson.json.JsonMode;
+import org.bson.json.JsonWriter;
 import org.bson.json.JsonWriterSettings;
 
 /**
@@ -16,6 +21,8 @@ final class Wire {
     static final JsonWriterSettings CANONICAL = JsonWriterSettings.builder().outputMode(JsonMode.EXTENDED).build();
     static final JsonWriterSettings PLAIN = JsonWriterSettings.builder().outputMode(JsonMode.RELAXED).build();
     private static final String WRAPPER_START = "{\"v\": ";
+    private static final BsonValueCodec VALUES = new BsonValueCodec();
+    private static final EncoderContext CONTEXT = EncoderContext.builder().build();
 
     private Wire() {}
 
@@ -58,28 +65,79 @@ final class Wire {
         StringBuilder line = new StringBuilder("{\"id\": ").append(id);
         line.append(", \"ok\": ").append(reply.ok());
         if (reply.ok()) {
-            line.append(", \"result\": ").append(text(reply.result(), plainResult ? PLAIN : CANONICAL));
+            append(line.append(", \"result\": "), reply.result(), plainResult ? PLAIN : CANONICAL);
             if (reply.resultKind() != null) {
-                line.append(", \"resultKind\": ").append(text(new BsonString(reply.resultKind()), PLAIN));
+                append(line.append(", \"resultKind\": "), new BsonString(reply.resultKind()), PLAIN);
             }
             if (reply.entity() != null) {
-                line.append(", \"entity\": ").append(text(new BsonString(reply.entity()), PLAIN));
+                append(line.append(", \"entity\": "), new BsonString(reply.entity()), PLAIN);
             }
         } else {
-            line.append(", \"error\": ").append(text(reply.error(), CANONICAL));
+            append(line.append(", \"error\": "), reply.error(), CANONICAL);
         }
         if (reply.nested() != null) {
-            line.append(", \"nested\": ").append(text(reply.nested(), CANONICAL));
+            append(line.append(", \"nested\": "), reply.nested(), CANONICAL);
         }
         return line.append('}').toString();
     }
 
-    /** One BSON value as JSON text in {@code settings}' mode (the driver's writer only writes documents). */
-    static String text(BsonValue value, JsonWriterSettings settings) {
-        String wrapped = new BsonDocument("v", value).toJson(settings);
-        if (!wrapped.startsWith(WRAPPER_START) || !wrapped.endsWith("}")) {
-            throw ExecutorError.internal("unexpected JSON writer output: " + wrapped);
+    /**
+     * Appends one BSON value as JSON text in {@code settings}' mode to {@code line}. The driver's writer only writes
+     * documents, so the value is written as a one-key document whose wrapper is then cut off, straight into the line:
+     * a reply can hold several 16 MB server replies (events, commandLog), and BsonDocument.toJson writes through a
+     * StringWriter, whose StringBuffer takes a lock on every character, then copies the text twice more.
+     */
+    private static StringBuilder append(StringBuilder line, BsonValue value, JsonWriterSettings settings) {
+        int start = line.length();
+        JsonWriter writer = new JsonWriter(new Appender(line), settings);
+        writer.writeStartDocument();
+        writer.writeName("v");
+        VALUES.encode(writer, value == null ? BsonNull.VALUE : value, CONTEXT);
+        writer.writeEndDocument();
+        writer.flush();
+        if (line.length() < start + WRAPPER_START.length() + 1
+                || !line.substring(start, start + WRAPPER_START.length()).equals(WRAPPER_START)
+                || line.charAt(line.length() - 1) != '}') {
+            throw ExecutorError.internal("unexpected JSON writer output: " + line.substring(start));
         }
-        return wrapped.substring(WRAPPER_START.length(), wrapped.length() - 1);
+        line.delete(start, start + WRAPPER_START.length());
+        line.setLength(line.length() - 1);
+        return line;
+    }
+
+    /** A Writer onto a StringBuilder: no lock per character (a StringWriter's StringBuffer takes one). */
+    private static final class Appender extends Writer {
+        private final StringBuilder out;
+
+        Appender(StringBuilder out) {
+            this.out = out;
+        }
+
+        @Override
+        public void write(int c) {
+            out.append((char) c);
+        }
+
+        @Override
+        public void write(char[] chars, int offset, int length) {
+            out.append(chars, offset, length);
+        }
+
+        @Override
+        public void write(String text, int offset, int length) {
+            out.append(text, offset, offset + length);
+        }
+
+        @Override
+        public Writer append(CharSequence text) {
+            out.append(text);
+            return this;
+        }
+
+        @Override
+        public void flush() {}
+
+        @Override
+        public void close() {}
     }
 }
