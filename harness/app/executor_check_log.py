@@ -70,7 +70,8 @@ def check_command_log(check: Check) -> None:
         operation={
             "name": "createChangeStream",
             "object": "watched",
-            "arguments": {"pipeline": []},
+            # getMores that come back every 100 ms: several are answered within the slice, whatever its phase
+            "arguments": {"pipeline": [], "maxAwaitTimeMS": 100},
             "saveResultAsEntity": "stream",
         },
     )

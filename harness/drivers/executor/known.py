@@ -48,11 +48,18 @@ def _go_release(release: str) -> list[str]:
     return executor_command(release)
 
 
+def _rust_release(release: str) -> list[str]:
+    from harness.drivers.rust.build import executor_command
+
+    return executor_command(release)
+
+
 #: ``--driver NAME`` -> a function giving the executor's command line once the executor is built (on first use,
-#: then from the harness's cache): the Java and Go executors are compiled against their pinned driver release.
+#: then from the harness's cache): the Java, Go and Rust executors are compiled against their pinned driver release.
 BUILT_EXECUTORS: dict[str, Callable[[], list[str]]] = {
     "java": lambda: _java_release(""),
     "go": lambda: _go_release(""),
+    "rust": lambda: _rust_release(""),
 }
 
 
@@ -67,14 +74,16 @@ def _node_module(path: str) -> list[str]:
 
 #: ``--driver PREFIX+ARGUMENT`` -> the executor's command line for ARGUMENT: ``exec:CMD``, any executor (split as a
 #: shell would); ``node@SPEC``, the npm ``mongodb`` release SPEC (installed once into the harness's cache folder);
-#: ``node=PATH``, the Node driver in a ``node_modules/mongodb`` folder of one's own; ``java@VERSION`` and
-#: ``go@VERSION``, the Java or Go executor built against that driver release (an empty release: the pinned one).
+#: ``node=PATH``, the Node driver in a ``node_modules/mongodb`` folder of one's own; ``java@VERSION``,
+#: ``go@VERSION`` and ``rust@VERSION``, the Java, Go or Rust executor built against that driver release (an empty
+#: release: the pinned one).
 DRIVER_SCHEMES: dict[str, Callable[[str], str | list[str]]] = {
     "exec:": _as_written,
     "node@": _node_release,
     "node=": _node_module,
     "java@": _java_release,
     "go@": _go_release,
+    "rust@": _rust_release,
 }
 
 

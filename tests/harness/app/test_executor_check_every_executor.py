@@ -23,6 +23,7 @@ PREREQUISITES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "node": (("node",), ("harness/drivers/node/node_modules/mongodb",)),
     "java": (("java", "javac", "mvn"), ()),
     "go": (("go",), ()),
+    "rust": (("cargo",), ()),
 }
 
 

@@ -18,19 +18,24 @@ from typing import Any
 
 import pytest
 
-from harness.core.model import EntitySpec, Operation
 from harness.core.observations import NoChangeWithin
 from harness.core.resume_tokens import SECANTUSDB_BSON
 from harness.drivers.executor.adapter import ExecutorAdapter
 from harness.drivers.executor.known import BUILT_EXECUTORS, KNOWN_EXECUTORS
 from tests.harness.drivers.executor.broken import REFERENCE, broken_executor
+from tests.harness.drivers.watched import op, watch_collection
 from tests.paths import REPO
 
 #: Long enough that no delay made here, on a loaded machine, comes near it: a change failed early shows at once.
 LONG_BUDGET_S = 60.0
 SHORT_BUDGET_S = 3.0
 FILTERED = [{"$match": {"operationType": "delete"}}]  # an insert's change never passes it
-NEEDS = {"node": ("node", "harness/drivers/node/node_modules/mongodb"), "java": ("mvn", ""), "go": ("go", "")}
+NEEDS = {
+    "node": ("node", "harness/drivers/node/node_modules/mongodb"),
+    "java": ("mvn", ""),
+    "go": ("go", ""),
+    "rust": ("cargo", ""),
+}
 
 
 def _command(name: str) -> list[str]:
@@ -44,11 +49,7 @@ def _command(name: str) -> list[str]:
     return list(KNOWN_EXECUTORS[name]) if name in KNOWN_EXECUTORS else BUILT_EXECUTORS[name]()
 
 
-EXECUTORS = ("reference", "node", "java", "go")
-
-
-def op(scope: Any, name: str, target: str, **arguments: Any) -> Any:
-    return scope.run(Operation(name=name, object=target, arguments=arguments))
+EXECUTORS = ("reference", "node", "java", "go", "rust")
 
 
 @pytest.fixture
@@ -76,12 +77,7 @@ def stream_through(embedded_run: Any, request: pytest.FixtureRequest) -> Iterato
             iteration_mode=mode,
             resume_token_format=SECANTUSDB_BSON,
         )
-        scope.create_entity(EntitySpec("client", "c", {"uriOptions": {"appName": app_name}}))
-        scope.create_entity(EntitySpec("database", "d", {"client": "c", "databaseName": "early_no_change"}))
-        scope.create_entity(EntitySpec("collection", "coll", {"database": "d", "collectionName": app_name[:60]}))
-        op(scope, "deleteMany", "coll", filter={})
-        scope.set_entity("s", op(scope, "createChangeStream", "coll", pipeline=pipeline or []))
-        return scope
+        return watch_collection(scope, app_name, pipeline)
 
     open_stream.app_name = app_name  # type: ignore[attr-defined]
     yield open_stream

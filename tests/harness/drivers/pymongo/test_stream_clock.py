@@ -19,12 +19,13 @@ import pytest
 from bson.timestamp import Timestamp
 
 from faults.wire import WireProxy
-from harness.core.model import EntitySpec, Operation
+from harness.core.model import EntitySpec
 from harness.core.observations import NoChangeWithin
 from harness.core.resume_tokens import SECANTUSDB_BSON, UNREAD
 from harness.drivers.pymongo.adapter import PyMongoAdapter
 from harness.drivers.pymongo.api_shims import ASYNC_API
 from harness.drivers.pymongo.stream_clock import Judgement, StreamClock
+from tests.harness.drivers.watched import op, watch_collection
 
 DRIVERS = ("pymongo", "pymongo-async")
 MODES = ("next", "tryNext", "iterator")
@@ -43,10 +44,6 @@ def adapter(driver: str) -> PyMongoAdapter:
     from harness.drivers.pymongo.async_scope import AsyncPyMongoAdapter
 
     return AsyncPyMongoAdapter()
-
-
-def op(scope: Any, name: str, target: str, **arguments: Any) -> Any:
-    return scope.run(Operation(name=name, object=target, arguments=arguments))
 
 
 @pytest.fixture
@@ -72,12 +69,7 @@ def stream_of(embedded_run: Any, request: pytest.FixtureRequest) -> Iterator[Cal
             resume_token_format=token_format,
         )
         scopes.append(scope)
-        scope.create_entity(EntitySpec("client", "c", {"uriOptions": {"appName": app_name}}))
-        scope.create_entity(EntitySpec("database", "d", {"client": "c", "databaseName": "early_no_change"}))
-        scope.create_entity(EntitySpec("collection", "coll", {"database": "d", "collectionName": app_name[:60]}))
-        op(scope, "deleteMany", "coll", filter={})
-        scope.set_entity("s", op(scope, "createChangeStream", "coll", pipeline=pipeline or []))
-        return scope
+        return watch_collection(scope, app_name, pipeline)
 
     open_stream.app_name = app_name  # type: ignore[attr-defined]
     yield open_stream

@@ -1,0 +1,1 @@
+"""The Rust executor (``--driver rust``, ``rust@VERSION``): a Cargo project linked against the ``mongodb`` crate."""
