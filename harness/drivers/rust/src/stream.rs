@@ -91,9 +91,40 @@ pub async fn iterate_until(scope: &mut Scope, id: &str, budget_ms: u64) -> Resul
     let mode = scope.mode;
     let log = scope.log.clone();
     let (mut stream, mut session) = take(scope, id)?;
+    let from = log.lock().unwrap().len();
     let result = until(&mut stream, session.as_mut(), mode, budget_ms, &log).await;
+    settle_kill_cursors(&log, &stream.client, from).await;
     give_back(scope, id, stream, session);
     result
+}
+
+/// A resume drops the old cursor, whose `Drop` sends `killCursors` from a task of the driver's: as `close` does
+/// (note 42), the step's answer waits (up to 2 s) until every `killCursors` the stream's client started during the
+/// step has been answered or has failed, so the command's outcome is observed before the reply.
+async fn settle_kill_cursors(log: &crate::events::CommandLog, client: &str, from: usize) {
+    let until = Instant::now() + Duration::from_secs(2);
+    loop {
+        let open = {
+            let log = log.lock().unwrap();
+            let mut open: HashSet<i32> = HashSet::new();
+            for e in log.iter().skip(from) {
+                if e.get_str("client") != Ok(client) || e.get_str("commandName") != Ok("killCursors") {
+                    continue;
+                }
+                let Ok(id) = e.get_i32("requestId") else { continue };
+                if e.get_str("kind") == Ok("commandStartedEvent") {
+                    open.insert(id);
+                } else {
+                    open.remove(&id);
+                }
+            }
+            !open.is_empty()
+        };
+        if !open || Instant::now() >= until {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
 }
 
 async fn until(
@@ -214,7 +245,9 @@ pub async fn iterate_once(scope: &mut Scope, id: &str) -> Result<Bson, Failure> 
     let budget_ms = scope.budget_ms;
     let log = scope.log.clone();
     let (mut stream, mut session) = take(scope, id)?;
+    let from = log.lock().unwrap().len();
     let result = once(&mut stream, session.as_mut(), &log, budget_ms).await;
+    settle_kill_cursors(&log, &stream.client, from).await;
     give_back(scope, id, stream, session);
     result
 }
