@@ -6,7 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from harness.core.model import EntitySpec, Operation
+from harness.core.observations import NoChangeWithin
 
 
 def op(scope: Any, name: str, target: str, **arguments: Any) -> Any:
@@ -21,3 +24,21 @@ def watch_collection(scope: Any, app_name: str, pipeline: list[Any] | None = Non
     op(scope, "deleteMany", "coll", filter={})
     scope.set_entity("s", op(scope, "createChangeStream", "coll", pipeline=pipeline or []))
     return scope
+
+
+#: A ``$match`` an insert's change never passes.
+FILTERED = [{"$match": {"operationType": "delete"}}]
+
+
+def filtered_change_fails_at_once(scope: Any) -> None:
+    """On a stream opened with :data:`FILTERED`: an insert's change fails the iteration at once, with the fact that
+    says the stream passed the write, and the stream stays usable (the next change that passes arrives)."""
+    op(scope, "insertOne", "coll", document={"_id": 1})
+    with pytest.raises(NoChangeWithin) as failed:
+        op(scope, "iterateUntilDocumentOrError", "s")
+    assert failed.value.early, str(failed.value)
+    fact = str(failed.value)
+    assert fact.startswith("no document arrived; the stream passed the last write (insert) at Timestamp(")
+    assert "a getMore sent after its reply returned an empty batch with a postBatchResumeToken at Timestamp(" in fact
+    op(scope, "deleteOne", "coll", filter={"_id": 1})
+    assert op(scope, "iterateUntilDocumentOrError", "s")["operationType"] == "delete"
