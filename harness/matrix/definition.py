@@ -46,7 +46,8 @@ SPEC_SUITES = ("legacy", "unified", "supplementary")
 RUN_SUITES = ("prose", "checks")
 #: Drivers by name (what ``harness run --driver`` takes) -> the family deciding how a release is installed:
 #: ``python`` releases go into the cell's environment (pip), the others are built by the harness on first use
-#: (``node@SPEC``: npm, ``java@VERSION``: Maven, ``go@VERSION``: the Go toolchain) into its cache.
+#: (``node@SPEC``: npm, ``java@VERSION``: Maven, ``go@VERSION``: the Go toolchain, ``rust@VERSION``: cargo) into its
+#: cache.
 DRIVER_FAMILIES = {
     "pymongo": "python",
     "pymongo-async": "python",
@@ -54,6 +55,7 @@ DRIVER_FAMILIES = {
     "node": "node",
     "java": "java",
     "go": "go",
+    "rust": "rust",
 }
 #: Targets whose version is the SecantusDB release installed in the cell, with the arguments they may take.
 VERSIONED_TARGETS: dict[str, tuple[str | None, ...]] = {
@@ -228,6 +230,7 @@ _EXAMPLE = {
     "node": "6.10.0",
     "java": "5.14.0",
     "go": "2.10.0",
+    "rust": "3.9.1",
 }
 
 
