@@ -58,10 +58,10 @@ MAIN_JOB = [
     "--strict",
     "-q",
 ]
-ALL_DRIVERS = ("pymongo", "pymongo-async", "pymongo-executor", "node", "java", "go")
-#: Executors built on first use (a JVM classpath, a Go binary): built before the clock starts, and the build
+ALL_DRIVERS = ("pymongo", "pymongo-async", "pymongo-executor", "node", "java", "go", "rust")
+#: Executors built on first use (a JVM classpath, a Go or Rust binary): built before the clock starts, and the build
 #: measured apart (cold, or from the harness's cache).
-BUILT = {"java": ("mvn", "java"), "go": ("go",)}
+BUILT = {"java": ("mvn", "java"), "go": ("go",), "rust": ("cargo",)}
 BASELINE = "pymongo"
 #: The issue's goal: an executor driver's main job within this many times pymongo's (issue 33, item 2).
 GOAL_RATIO = 1.5
