@@ -38,13 +38,6 @@ SECANTUSDB_BSON = "secantusdb-bson"
 #: SecantusDB releases whose tokens were read and checked against the format above (a version prefix each).
 SECANTUSDB_CHECKED = ("0.7.",)
 _SECANTUSDB_FIELDS = frozenset({"s", "t", "n", "k", "i"})
-#: The formats whose server repeats a quiet stream's postBatchResumeToken only while nothing follows the stream's
-#: position in its oplog. SecantusDB 0.7 re-mints the high-water mark whenever its oplog has moved past the stream's
-#: position (a write to any collection, filtered or not) and keeps the token otherwise (``secantus.commands``, the
-#: change-stream poll), so an empty getMore that repeats the token before it had read to the oplog's end. That
-#: covers a write whose reply's ``operationTime`` is later than its own oplog entry (the clock ticked for another
-#: client in between), which a position's time alone cannot place.
-REPEATED_AT_TAIL = frozenset({SECANTUSDB_BSON})
 
 
 class UnreadableToken(ValueError):

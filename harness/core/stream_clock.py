@@ -35,7 +35,7 @@ from typing import Any
 
 from bson.timestamp import Timestamp
 
-from harness.core.resume_tokens import REPEATED_AT_TAIL, UnreadableToken, read_position, show_time
+from harness.core.resume_tokens import UnreadableToken, read_position, show_time
 
 #: A cursor as the clock knows it: (the connection or server it lives on, or None where that is not known; its id).
 CursorKey = tuple[Any, int]
@@ -92,8 +92,6 @@ class _Reply:
     #: The aggregate that opened the cursor with no start point: the stream begins where the server is now.
     opened_now: bool = False
     getmore: bool = True
-    #: The getMore returned the same postBatchResumeToken as the cursor's reply before it.
-    repeated: bool = False
     #: The server ended the cursor (id 0 in the reply).
     closed: bool = False
 
@@ -214,7 +212,6 @@ class StreamClock:
         return key
 
     def _got_more(self, key: CursorKey, sent: int, reply: Mapping[str, Any], server_replied: bool) -> None:
-        before = self._cursors.get(key)
         last = self._cursors[key] = _Reply(sent)
         cursor = reply.get("cursor") if server_replied and reply.get("ok") else None
         if not isinstance(cursor, Mapping):
@@ -224,9 +221,6 @@ class StreamClock:
         last.empty = isinstance(batch, list) and not batch
         last.closed = cursor.get("id") in (0, None)
         last.token = cursor.get("postBatchResumeToken")
-        last.repeated = (
-            before is not None and not before.failed and before.token is not None and before.token == last.token
-        )
 
     # -- the verdict ---------------------------------------------------------------------------------------------
     def closed(self, key: CursorKey) -> bool:
@@ -271,23 +265,16 @@ class StreamClock:
             if not last.empty:
                 return Judgement(None, "the stream's last batch was not empty")
             write = f"the last write ({self._last_write_name}) at {show_time(self._last_write)}"
-            at_tail = last.getmore and last.repeated and self.token_format in REPEATED_AT_TAIL
-            if not position.passed(self._last_write) and not at_tail:
+            if not position.passed(self._last_write):
                 return Judgement(None, f"the stream's position {position} had not reached {write}")
             how = (
                 "a getMore sent after its reply returned an empty batch"
                 if last.getmore
                 else "the stream was opened after its reply, with no start point, and an empty first batch"
             )
-            tail = (
-                ", the same as the reply before it: this server repeats a token only while nothing follows it in its "
-                "oplog,"
-                if at_tail and not position.passed(self._last_write)
-                else ","
-            )
             return Judgement(
                 f"no document arrived; the stream passed {write}: {how} with a postBatchResumeToken at "
-                f"{position}{tail} so no change can come without a new write"
+                f"{position}, so no change can come without a new write"
             )
 
 

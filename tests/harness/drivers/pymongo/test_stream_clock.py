@@ -417,30 +417,6 @@ def test_a_getmore_still_waiting_on_the_server_neither_gives_nor_keeps_the_verdi
     assert clock.judge(stream).why == "no getMore sent since the last write's reply had come back"
 
 
-def test_a_token_repeated_by_an_empty_getmore_is_the_end_of_the_oplog_on_secantusdb() -> None:
-    """A write's reply may carry a later operationTime than its own oplog entry (the server's clock ticked for another
-    client in between): the stream's position, the entry's time, then never reaches it. SecantusDB repeats a quiet
-    stream's token only while nothing follows it in its oplog, so the second empty getMore with the same token shows
-    the stream had read everything, the write included (seen in CI: the position stayed one tick behind for 60 s)."""
-    clock = StreamClock(SECANTUSDB_BSON)
-    stream = _Stream()
-    _command(clock, "aggregate", _reply(Timestamp(10, 1), cursor={"id": 42, "firstBatch": []}), {"pipeline": []})
-    _written(clock, Timestamp(10, 6))  # its oplog entry is at (10, 5)
-    _get_more(clock, Timestamp(10, 5))
-    assert clock.judge(stream).why == (
-        "the stream's position Timestamp(10, 5) had not reached the last write (insert) at Timestamp(10, 6)"
-    )
-    _get_more(clock, Timestamp(10, 5))
-    fact = clock.judge(stream).early
-    assert fact is not None and fact.startswith("no document arrived; the stream passed the last write (insert)")
-    assert "the same as the reply before it: this server repeats a token only while nothing follows it" in fact
-    # A repeat says nothing of a write made after it.
-    _written(clock, Timestamp(10, 9), "update")
-    assert clock.judge(stream).why == "no getMore sent since the last write's reply had come back"
-    _get_more(clock, Timestamp(10, 5))
-    assert clock.judge(stream).early  # the oplog's end again, past the update's entry too
-
-
 def test_a_stream_opened_after_the_writes_with_no_start_point_is_past_them() -> None:
     clock = StreamClock(SECANTUSDB_BSON)
     _written(clock, Timestamp(10, 5))
