@@ -147,11 +147,15 @@ class RunNotes:
 
     def _is_stale(self, pattern: str) -> bool:
         """Stale: no loaded test matches it, and its file (the part before ``::``) is one the run loaded, or one
-        that no pin knows either (deleted, or misspelt)."""
+        that no pin knows either (deleted, or misspelt). A pattern with no file part may match tests of any file:
+        stale only when the run loaded every pinned file and every suite."""
         if self.loaded is None:
             return True
         if any(pattern == test_id or fnmatch.fnmatchcase(test_id, pattern) for test_id in self.loaded):
             return False  # loaded, then not selected (-k)
+        if "::" not in pattern:  # a test-name pattern over every file (*RULE-ID*): stale only when all were loaded
+            loaded_stems = {test_id.split("::", 1)[0].split("/", 1)[-1] for test_id in self.loaded}
+            return not self.unselected_files and self.pinned_stems <= loaded_stems
         file_part = pattern.split("::", 1)[0]
         if any(fnmatch.fnmatchcase(test_id.split("::", 1)[0], file_part) for test_id in self.loaded):
             return True

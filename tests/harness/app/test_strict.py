@@ -177,6 +177,18 @@ def test_which_unmatched_entries_are_stale():
     assert [note.kind for note in notes.failures()] == ["stale-expectation", "stale-expectation"]
 
 
+def test_a_pattern_over_every_file_is_stale_only_when_every_pinned_file_was_loaded():
+    # "*RULE-ID*" names tests in any file: a run that loaded only some of the pinned files (--specs one folder)
+    # cannot say it is misspelt (a rust certify re-run of one prose test once failed three such entries).
+    entries = Expectations([known_entry("*RULE-X*")])
+    partial = RunNotes(loaded=["prose/p::t1"], pinned_stems={"a", "p"})
+    closing = partial.close(entries, [("prose/p::t1", "p.py")], set())
+    assert [note.kind for note in closing] == ["expectation-not-selected"]
+    whole = RunNotes(loaded=["prose/p::t1", "legacy/a::t1"], pinned_stems={"a", "p"})
+    closing = whole.close(entries, [("prose/p::t1", "p.py"), ("legacy/a::t1", "a.yml")], set())
+    assert [note.kind for note in closing] == ["stale-expectation"]
+
+
 def test_strict_fails_on_an_entry_for_a_file_no_corpus_or_pin_knows_and_not_on_a_pinned_file_left_out(tmp_path, capsys):
     spec, expected = _spec_and_expectations(tmp_path, stale=False)
     entries = {
