@@ -46,7 +46,8 @@ from harness.app.spec_sources import download_sdist
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
-TARGET_RATIO = 5.0
+#: Issue 33: the harness's unified + prose run at -j 4 in a tenth of pymongo's unified run (it was 5).
+TARGET_RATIO = 10.0
 PYMONGO_VERDICT = {"skipped": "skipped", "failure": "failed", "error": "error"}
 
 
@@ -267,7 +268,7 @@ def main(argv: list[str] | None = None) -> int:
     for count in jobs:
         name = f"j{count}"
         figures[name] = measure_harness(
-            ["--specs", str(suite.unified_dir), "--suite", "all", "-j", str(count)], work, name
+            ["--specs", str(suite.unified_dir), "--suite", "spec,prose", "-j", str(count)], work, name
         )
         print(f"harness, unified + prose, -j {count}: {figures[name]['wall_s']} s", flush=True)
     if args.main_job:
@@ -344,7 +345,7 @@ def write(figures: dict, jobs: list[int], out: Path) -> None:
     if "main_job" in figures:
         f = figures["main_job"]
         lines.append(
-            f"| harness, main job (legacy + unified + prose) | {f['wall_s']} | {f['peak_rss_mb']} | "
+            f"| harness, main job (legacy + unified + prose + checks) | {f['wall_s']} | {f['peak_rss_mb']} | "
             f"{f['startup_s']} | {f['tests']}: {f['verdict_counts']} |"
         )
     met = "met" if figures["ratio"] >= TARGET_RATIO else "NOT met"
