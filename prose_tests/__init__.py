@@ -1,7 +1,7 @@
 """The change-stream prose tests, automated as driver-neutral checks.
 
 The upstream README lists prose tests every driver implements by hand; each
-live one is a :class:`~harness.engine.run.Check` here (``format="prose"``,
+live one is a :class:`~harness.engine.run.CodeDefinedTest` here (``format="prose"``,
 ``file="change-streams-prose"``, named ``"<number>: <title>"``), ordered by
 number, with one check per variant where a test has several situations.
 Tests 9 and 12 of an earlier revision (removed from the live list; they need
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from functools import partial
 
-from harness.engine.run import Check
+from harness.engine.run import CodeDefinedTest
 from prose_tests import earlier_revision, resume_tokens, resuming, stream_lifecycle  # noqa: F401 - registers the checks
 from prose_tests.support import PROSE_FILE, REGISTRY, ProseContext, ProseTest, preflight
 
@@ -33,10 +33,10 @@ def _ordered() -> list[ProseTest]:
     return sorted(REGISTRY, key=lambda test: test.number)  # stable: variants keep their order
 
 
-def load_prose_checks() -> list[Check]:
-    """One :class:`Check` per prose test (and variant), ordered by number."""
+def load_prose_checks() -> list[CodeDefinedTest]:
+    """One :class:`CodeDefinedTest` per prose test (and variant), ordered by number."""
     return [
-        Check(
+        CodeDefinedTest(
             format="prose",
             file=PROSE_FILE,
             name=test.name,
@@ -47,7 +47,7 @@ def load_prose_checks() -> list[Check]:
     ]
 
 
-def check_id(check: Check) -> str:
+def check_id(check: CodeDefinedTest) -> str:
     """Short, stable id of a prose check (``"11-empty-batch"``), for pytest ids and selections."""
     for test in REGISTRY:
         if test.name == check.name:
@@ -55,6 +55,6 @@ def check_id(check: Check) -> str:
     raise KeyError(check.name)
 
 
-CHECKS: list[Check] = load_prose_checks()
+CHECKS: list[CodeDefinedTest] = load_prose_checks()
 
 __all__ = ["CHECKS", "EARLIER_REVISION_TESTS", "LIVE_PROSE_TESTS", "check_id", "load_prose_checks"]

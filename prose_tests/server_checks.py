@@ -37,7 +37,7 @@ from harness.core.model import Requirement
 from harness.core.requirements import unmet
 from harness.core.verdicts import SKIPPED, Verdict
 from harness.engine.lifecycle import Case
-from harness.engine.run import Check
+from harness.engine.run import CodeDefinedTest
 from prose_tests import failpoint_check, server_event_checks
 from prose_tests.raw_stream import RawStream, changes_after
 from prose_tests.support import CHANGE_STREAM_TOPOLOGIES as SUPPORT_TOPOLOGIES
@@ -245,10 +245,10 @@ def _preflight(check: ServerCheck, run: Any) -> Verdict | None:
     return Verdict(SKIPPED, reason) if reason else None
 
 
-def load_server_checks() -> list[Check]:
-    """One :class:`Check` per server check, in registry order."""
+def load_server_checks() -> list[CodeDefinedTest]:
+    """One :class:`CodeDefinedTest` per server check, in registry order."""
     return [
-        Check(
+        CodeDefinedTest(
             format=CHECKS_FORMAT,
             file=CHECKS_FILE,
             name=check.name,

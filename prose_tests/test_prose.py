@@ -11,10 +11,10 @@ from __future__ import annotations
 import pytest
 
 from harness.app.pytest_harness import report_to_pytest
-from harness.engine.run import Check, HarnessRun
+from harness.engine.run import CodeDefinedTest, HarnessRun
 from prose_tests import CHECKS, check_id
 
 
 @pytest.mark.parametrize("check", CHECKS, ids=check_id)
-def test_prose(prose_run: HarnessRun, check: Check, request: pytest.FixtureRequest) -> None:
+def test_prose(prose_run: HarnessRun, check: CodeDefinedTest, request: pytest.FixtureRequest) -> None:
     report_to_pytest(prose_run.run_test(check), request.node)

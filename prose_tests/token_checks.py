@@ -19,7 +19,7 @@ from bson.timestamp import Timestamp
 
 from harness.core.matching import show
 from harness.core.model import Requirement
-from harness.engine.run import Check
+from harness.engine.run import CodeDefinedTest
 from prose_tests import observed
 from prose_tests.raw_stream import RawStream, changes_after
 from prose_tests.server_checks import CHECKS_FORMAT
@@ -173,11 +173,11 @@ class TokenCheckContext(ProseContext):
         return f"{CHECK_FILE}: {self.test.title}: {failure}"
 
 
-def _check(title: str, rules: str, body: Callable[[ProseContext], None], variant: str) -> tuple[str, Check]:
+def _check(title: str, rules: str, body: Callable[[ProseContext], None], variant: str) -> tuple[str, CodeDefinedTest]:
     """``(rules, the check)``, the check named ``"IDS: title"``: its rules are read from its name, as a scenario's."""
     name = f"{rules}: {title}"
     test = ProseTest(0, name, body, variant, Requirement(min_server_version="4.2", topologies=("replicaset",)))
-    check = Check(
+    check = CodeDefinedTest(
         format=CHECKS_FORMAT,
         file=CHECK_FILE,
         name=name,
@@ -189,7 +189,7 @@ def _check(title: str, rules: str, body: Callable[[ProseContext], None], variant
 
 #: title -> (the rule ids the check answers to, the check, named "IDS: title" as scenario descriptions are). Tokens
 #: of each kind the server hands out, given to each option that takes one.
-TOKEN_CHECKS: dict[str, tuple[str, Check]] = {
+TOKEN_CHECKS: dict[str, tuple[str, CodeDefinedTest]] = {
     "resumeAfter with an event's token starts at the next event": _check(
         "resumeAfter with an event's token starts at the next event",
         "SRV-RTOKEN-RESUMEAFTER, SRV-RESUMEAFTER-EXCLUSIVE, CS-RTOKEN-START-OPTIONS",
@@ -229,6 +229,6 @@ TOKEN_CHECKS: dict[str, tuple[str, Check]] = {
 }
 
 
-def load_token_checks() -> list[Check]:
+def load_token_checks() -> list[CodeDefinedTest]:
     """The token checks, in table order."""
     return [check for _, check in TOKEN_CHECKS.values()]

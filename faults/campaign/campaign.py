@@ -37,7 +37,7 @@ from faults.campaign.schedule import KINDS, NETWORK_KINDS, TARGET_KINDS, Fault, 
 from faults.campaign.writer import Writer
 from harness.core.verdicts import FAILED, PASSED, SKIPPED, Verdict
 from harness.engine.lifecycle import Case
-from harness.engine.run import Check, HarnessRun, RunOptions
+from harness.engine.run import CodeDefinedTest, HarnessRun, RunOptions
 
 APP_NAME = "campaign-consumer"
 #: The consumer's client: bounded waits, so an outage ends in an error the application handles.
@@ -170,10 +170,10 @@ def _unavailable_kinds(run: Any, kinds: list[str]) -> list[tuple[str, str]]:
     return [(kind, reasons[kind]) for kind in kinds if kind in reasons]
 
 
-def campaign_check(options: CampaignOptions, skipped: list[str] | None = None) -> tuple[Check, CampaignCase]:
+def campaign_check(options: CampaignOptions, skipped: list[str] | None = None) -> tuple[CodeDefinedTest, CampaignCase]:
     """The campaign as a check any run can run (``harness run --suite campaign``), and its case."""
     case = CampaignCase(options, skipped or [])
-    check = Check(
+    check = CodeDefinedTest(
         format="campaign",
         file="campaign",
         name=campaign_name(options),

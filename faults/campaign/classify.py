@@ -34,7 +34,10 @@ from harness.core.constants import CURSOR_NOT_FOUND, RESUMABLE_LABEL
 
 
 @dataclass(frozen=True)
-class Verdict:
+class ErrorClassification:
+    """Whether one error that reached the application is one the spec allows, and why (a test's outcome is a
+    :class:`harness.core.verdicts.Verdict`)."""
+
     allowed: bool
     reason: str
 
@@ -82,7 +85,7 @@ def classify(
     injected: Any = None,
     outage_recent: bool = False,
     opening: bool = False,
-) -> Verdict:
+) -> ErrorClassification:
     """Judge one error. ``window``: the consumer client's command events during the failed operation.
 
     ``injected``: the non-resumable fault that explains this error, if the campaign has one;
@@ -90,27 +93,33 @@ def classify(
     ``opening``: the error came from the application's own ``createChangeStream``.
     """
     if opening:
-        return Verdict(True, "the aggregate opening the stream failed (never resumable); the application retried")
+        return ErrorClassification(
+            True, "the aggregate opening the stream failed (never resumable); the application retried"
+        )
     if not resumable(code, labels, is_client_error):
         if injected is not None:
-            return Verdict(True, f"non-resumable error the campaign injected (fault {injected.describe()})")
-        return Verdict(False, f"non-resumable server error (code {code}) the campaign did not inject")
+            return ErrorClassification(True, f"non-resumable error the campaign injected (fault {injected.describe()})")
+        return ErrorClassification(False, f"non-resumable server error (code {code}) the campaign did not inject")
     failed = [i for i, e in enumerate(window) if e.kind == "commandFailedEvent" and e.command_name == "getMore"]
     if not failed:
         if any(e.kind == "commandFailedEvent" and e.command_name == "aggregate" for e in window):
-            return Verdict(True, "the driver's resume of a dead cursor failed in its aggregate")
+            return ErrorClassification(True, "the driver's resume of a dead cursor failed in its aggregate")
         if is_client_error and outage_recent:
-            return Verdict(True, "target unreachable: server selection for the getMore or its resume failed")
-        return Verdict(False, "resumable error with no failed command to explain it")
+            return ErrorClassification(
+                True, "target unreachable: server selection for the getMore or its resume failed"
+            )
+        return ErrorClassification(False, "resumable error with no failed command to explain it")
     last = failed[-1]
     if any(_is_change_stream_aggregate(e) for e in window[last + 1 :]):
-        return Verdict(True, "the driver resumed once; the resume or the getMore after it failed")
+        return ErrorClassification(True, "the driver resumed once; the resume or the getMore after it failed")
     if _follows_a_resume(window, last):
-        return Verdict(True, "the driver resumed once; the getMore right after the resume failed")
+        return ErrorClassification(True, "the driver resumed once; the getMore right after the resume failed")
     same = failure_facts(window[last].failure)[2] == message
     if is_client_error and outage_recent and not same:
-        return Verdict(True, "getMore failed and the resume's server selection failed while the target was unreachable")
-    return Verdict(False, "resumable getMore error reached the application with no resume attempt")
+        return ErrorClassification(
+            True, "getMore failed and the resume's server selection failed while the target was unreachable"
+        )
+    return ErrorClassification(False, "resumable getMore error reached the application with no resume attempt")
 
 
 def silent_resumes(events: Sequence[Any], app_opens: Sequence[tuple[int, int]]) -> list[str]:

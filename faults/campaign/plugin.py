@@ -65,10 +65,10 @@ def _collect(specs: list[Any]) -> list[Any]:
 
 
 def install(registry: Any) -> None:
-    from harness.engine.plugins import Command, Suite
+    from harness.engine.plugins import PluginCommand, Suite
 
     registry.add_command(
-        Command(
+        PluginCommand(
             "campaign",
             "a seeded fault campaign: exactly-once delivery under faults",
             add_arguments,

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from faults.network.toxics import NetworkFaultError, Toxic
 from harness.core.errors import HarnessError
 from harness.core.model import TEST_RUNNER, Operation, SpecTest
-from harness.engine.test_context import TestContext
+from harness.engine.spec_context import SpecContext
 
 if TYPE_CHECKING:  # the Toxiproxy client (requests) is imported only when a run has network faults
     from faults.network.faults import NetworkFaults
@@ -41,7 +41,7 @@ def uses_network_faults(test: SpecTest) -> bool:
     return any(op.object == TEST_RUNNER and op.name in OPERATION_NAMES for op in test.operations)
 
 
-def network_faults_of(context: TestContext, operation: Operation) -> NetworkFaults:
+def network_faults_of(context: SpecContext, operation: Operation) -> NetworkFaults:
     faults = context.runner.target.faults
     if faults is None:
         raise HarnessError(f"{operation.label or operation.name}: {operation.name}: {NO_NETWORK_FAULTS}")
@@ -63,7 +63,7 @@ _FORMS: dict[str, Any] = {
 }
 
 
-def network_fault(context: TestContext, operation: Operation) -> None:
+def network_fault(context: SpecContext, operation: Operation) -> None:
     where = operation.label or "networkFault"
     arguments = dict(operation.arguments)
     proxy_name = arguments.pop("proxyName", None)
@@ -82,7 +82,7 @@ def network_fault(context: TestContext, operation: Operation) -> None:
         raise HarnessError(f"{where}: {exc}") from exc
 
 
-def clear_network_faults(context: TestContext, operation: Operation) -> None:
+def clear_network_faults(context: SpecContext, operation: Operation) -> None:
     if operation.arguments:
         raise HarnessError(
             f"{operation.label or 'clearNetworkFaults'}: clearNetworkFaults takes no arguments, "

@@ -14,7 +14,7 @@
     a checkout of the specifications repository (or a fork, or a local
     clone) at ``COMMIT``; ``PATH`` inside it defaults to
     ``source/change-streams/tests``, which holds ``unified/`` (and, at older
-    commits, ``legacy/``: see the README for which commits have it);
+    commits, ``legacy/``: see docs/running.md, "Spec sources", for which commits have it);
 ``project:PATH``
     the harness's own data as installed (the repository's ``specs/`` folder,
     found through :mod:`harness.core.project_data`), e.g.

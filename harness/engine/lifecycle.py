@@ -33,8 +33,6 @@ from harness.core.verdicts import ERROR, FAILED, PASSED, SKIPPED, Verdict, with_
 class Case:
     """One running test's state: where it is, and whether it has been torn down."""
 
-    __test__ = False  # not a pytest test class
-
     def __init__(self) -> None:
         self.current = "set-up"
         #: Serialises teardown against the test's own steps: once torn down (by its worker,

@@ -4,7 +4,7 @@ Operations are found by their spec name. The engine's own (``wait``,
 ``failPoint``, the unified format's assertions) and a plug-in's (network
 faults) register the same way, with :func:`test_runner_operation`; the spec
 runner looks names up here and knows none of them. Each gets the test's
-:class:`~harness.engine.test_context.TestContext`.
+:class:`~harness.engine.spec_context.SpecContext`.
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from collections.abc import Callable
 from typing import Any
 
 from harness.core.model import Operation
-from harness.engine.test_context import TestContext
+from harness.engine.spec_context import SpecContext
 
-TestRunnerOperation = Callable[[TestContext, Operation], Any]
+TestRunnerOperation = Callable[[SpecContext, Operation], Any]
 TEST_RUNNER_OPERATIONS: dict[str, TestRunnerOperation] = {}
 
 

@@ -74,7 +74,7 @@ class FrontEnd:
 
 
 @dataclass
-class Command:
+class PluginCommand:
     """A ``harness`` subcommand a plug-in brings (``harness campaign``); ``run(args, front_end)`` is its exit status."""
 
     name: str
@@ -107,7 +107,7 @@ class Registry:
     #: ``check(target) -> problems``: after every test, leave the target clean and say what was not.
     teardown_checks: list[Callable[[Target], list[str]]] = field(default_factory=list)
     suites: dict[str, Suite] = field(default_factory=dict)
-    commands: dict[str, Command] = field(default_factory=dict)
+    commands: dict[str, PluginCommand] = field(default_factory=dict)
     #: Plug-ins that could not be installed, with why: shown at run start and recorded.
     problems: list[str] = field(default_factory=list)
     installed: list[str] = field(default_factory=list)
@@ -163,7 +163,7 @@ class Registry:
     def add_suite(self, suite: Suite) -> None:
         self.suites[suite.name] = suite
 
-    def add_command(self, command: Command) -> None:
+    def add_command(self, command: PluginCommand) -> None:
         self.commands[command.name] = command
 
     # -- what a run calls ----------------------------------------------------------------------

@@ -3,7 +3,7 @@
 Every front end (the ``harness`` CLI, the pytest plugin, the prose tests'
 conftest, ``harness campaign``) drives tests through a :class:`HarnessRun`, so
 they give the same verdicts and write the same records. Tests come in as
-:class:`~harness.core.model.SpecTest` (spec files) or as :class:`Check`
+:class:`~harness.core.model.SpecTest` (spec files) or as :class:`CodeDefinedTest`
 (prose tests, campaigns and other code-defined tests); both go through the
 one per-test lifecycle (:func:`harness.engine.lifecycle.run_case`). Which
 target, driver and fail-point backend a run uses is looked up by name in the
@@ -75,7 +75,7 @@ class RunOptions:
 
 
 @dataclass
-class Check:
+class CodeDefinedTest:
     """A code-defined test (a prose test, a campaign): ``open(run)`` gives the :class:`Case` to run.
 
     ``preflight(run)`` returns the verdict of a check that must not run here
@@ -258,7 +258,7 @@ class HarnessRun:
                 problems.append(f"clean-up step {name!r} failed: {exc}")
         return problems
 
-    def verdict(self, test: SpecTest | Check) -> Verdict:
+    def verdict(self, test: SpecTest | CodeDefinedTest) -> Verdict:
         """The one per-test lifecycle, for a spec test and a code-defined check alike."""
         assert self.runner is not None
         runner = self.runner
@@ -303,7 +303,7 @@ class HarnessRun:
                 self._target_lost = redact_text(refused)
         return self._target_lost
 
-    def _verdict_on_target(self, test: SpecTest | Check) -> Verdict:
+    def _verdict_on_target(self, test: SpecTest | CodeDefinedTest) -> Verdict:
         """The test's verdict, unless the target was gone before it (not run) or went during it (said so)."""
         lost = self.target_lost()
         if lost is not None:
@@ -316,7 +316,7 @@ class HarnessRun:
             )
         return verdict
 
-    def run_test(self, test: SpecTest | Check) -> TestResult:
+    def run_test(self, test: SpecTest | CodeDefinedTest) -> TestResult:
         assert self.provenance is not None
         started_at, start = utc_now(), time.perf_counter()
         verdict = self._verdict_on_target(test)
@@ -333,7 +333,7 @@ class HarnessRun:
         self.last_recorded = test.test_id  # a stop signal after this line must not record the test again
         return result
 
-    def record_interrupted(self, test: SpecTest | Check, reason: str) -> TestResult | None:
+    def record_interrupted(self, test: SpecTest | CodeDefinedTest, reason: str) -> TestResult | None:
         """The record of a test a stop signal cut short (its teardown already ran): an ``error`` saying why; None
         when the signal came after the test's own record was written (nothing is recorded twice)."""
         assert self.provenance is not None
@@ -361,7 +361,7 @@ def driver_record(driver: DriverAdapter, iteration_mode: str | None = None) -> d
 
 
 def result_of(
-    test: SpecTest | Check,
+    test: SpecTest | CodeDefinedTest,
     verdict: Verdict,
     provenance: RunProvenance,
     expectations: Expectations,

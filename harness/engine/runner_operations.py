@@ -21,7 +21,7 @@ from harness.core.model import Operation
 from harness.core.observations import SDAM_EVENTS
 from harness.core.ports import TargetAdminError, require_capability, require_event_family
 from harness.engine.operation_table import test_runner_operation
-from harness.engine.test_context import TestContext
+from harness.engine.spec_context import SpecContext
 
 
 def _argument(operation: Operation, key: str) -> Any:
@@ -31,7 +31,7 @@ def _argument(operation: Operation, key: str) -> Any:
         raise HarnessError(f"{operation.label}: {operation.name} needs the argument {key!r}") from None
 
 
-def _scope_with(context: TestContext, operation: Operation, capability: str) -> Any:
+def _scope_with(context: SpecContext, operation: Operation, capability: str) -> Any:
     """The test's driver scope, once the adapter is known to declare ``capability`` (else ``skipped``)."""
     require_capability(context.runner.driver, capability, f"{operation.label}: {operation.name}")
     assert context.scope is not None
@@ -39,14 +39,14 @@ def _scope_with(context: TestContext, operation: Operation, capability: str) -> 
 
 
 @test_runner_operation("createEntities")
-def _create_entities(context: TestContext, operation: Operation) -> None:
+def _create_entities(context: SpecContext, operation: Operation) -> None:
     assert context.scope is not None
     for entity in _argument(operation, "entities"):
         context.scope.create_entity(entity)
 
 
 # -- collections and indexes, seen through the internal client ----------------------
-def _collection_names(context: TestContext, operation: Operation) -> list[str]:
+def _collection_names(context: SpecContext, operation: Operation) -> list[str]:
     try:
         names: list[str] = context.runner.target.admin_tasks.collection_names(_argument(operation, "databaseName"))
         return names
@@ -54,7 +54,7 @@ def _collection_names(context: TestContext, operation: Operation) -> list[str]:
         raise HarnessError(f"{operation.label}: {exc}") from exc
 
 
-def _index_names(context: TestContext, operation: Operation) -> list[str]:
+def _index_names(context: SpecContext, operation: Operation) -> list[str]:
     database, collection = _argument(operation, "databaseName"), _argument(operation, "collectionName")
     try:
         names: list[str] = context.runner.target.admin_tasks.index_names(database, collection)
@@ -72,7 +72,7 @@ _PRESENCE_ASSERTIONS = {
 }
 
 
-def _assert_presence(context: TestContext, operation: Operation) -> None:
+def _assert_presence(context: SpecContext, operation: Operation) -> None:
     list_names, key, wanted = _PRESENCE_ASSERTIONS[operation.name]
     names = list_names(context, operation)
     name = _argument(operation, key)
@@ -89,7 +89,7 @@ for _name in _PRESENCE_ASSERTIONS:
 
 
 # -- sessions --------------------------------------------------------------------
-def _session_state(context: TestContext, operation: Operation) -> dict[str, Any]:
+def _session_state(context: SpecContext, operation: Operation) -> dict[str, Any]:
     state: dict[str, Any] = _scope_with(context, operation, "session_state").session_state(
         _argument(operation, "session")
     )
@@ -105,26 +105,26 @@ def _expect_state(operation: Operation, key: str, expected: Any, state: dict[str
 
 
 @test_runner_operation("assertSessionTransactionState")
-def _assert_transaction_state(context: TestContext, operation: Operation) -> None:
+def _assert_transaction_state(context: SpecContext, operation: Operation) -> None:
     state = _session_state(context, operation)
     _expect_state(operation, "transactionState", _argument(operation, "state"), state)
 
 
 @test_runner_operation("assertSessionPinned")
 @test_runner_operation("assertSessionUnpinned")
-def _assert_pinned(context: TestContext, operation: Operation) -> None:
+def _assert_pinned(context: SpecContext, operation: Operation) -> None:
     _expect_state(operation, "pinned", operation.name == "assertSessionPinned", _session_state(context, operation))
 
 
 @test_runner_operation("assertSessionDirty")
 @test_runner_operation("assertSessionNotDirty")
-def _assert_dirty(context: TestContext, operation: Operation) -> None:
+def _assert_dirty(context: SpecContext, operation: Operation) -> None:
     _expect_state(operation, "dirty", operation.name == "assertSessionDirty", _session_state(context, operation))
 
 
 @test_runner_operation("assertSameLsidOnLastTwoCommands")
 @test_runner_operation("assertDifferentLsidOnLastTwoCommands")
-def _assert_lsids(context: TestContext, operation: Operation) -> None:
+def _assert_lsids(context: SpecContext, operation: Operation) -> None:
     assert context.scope is not None
     client = _argument(operation, "client")
     started = [e for e in context.scope.events(client) if e.kind == "commandStartedEvent"]
@@ -142,7 +142,7 @@ def _assert_lsids(context: TestContext, operation: Operation) -> None:
 
 
 @test_runner_operation("assertNumberConnectionsCheckedOut")
-def _assert_connections_checked_out(context: TestContext, operation: Operation) -> None:
+def _assert_connections_checked_out(context: SpecContext, operation: Operation) -> None:
     client = _argument(operation, "client")
     count = _scope_with(context, operation, "connections_checked_out").connections_checked_out(client)
     if count != _argument(operation, "connections"):
@@ -163,7 +163,7 @@ _EVENT_FAMILIES = {
 }
 
 
-def _matching_events(context: TestContext, operation: Operation) -> int:
+def _matching_events(context: SpecContext, operation: Operation) -> int:
     """How many events ``client`` has published so far that match ``event`` (by the test's comparator)."""
     assert context.scope is not None
     client, event = _argument(operation, "client"), _argument(operation, "event")
@@ -186,7 +186,7 @@ def _matching_events(context: TestContext, operation: Operation) -> int:
 
 
 @test_runner_operation("assertEventCount")
-def _assert_event_count(context: TestContext, operation: Operation) -> None:
+def _assert_event_count(context: SpecContext, operation: Operation) -> None:
     found, wanted = _matching_events(context, operation), _argument(operation, "count")
     if found != wanted:
         raise TestFailure(
@@ -196,7 +196,7 @@ def _assert_event_count(context: TestContext, operation: Operation) -> None:
 
 
 @test_runner_operation("waitForEvent")
-def _wait_for_event(context: TestContext, operation: Operation) -> None:
+def _wait_for_event(context: SpecContext, operation: Operation) -> None:
     """Poll the client's events until ``count`` match; past :data:`WAIT_FOR_EVENT_S`, the test fails."""
     wanted = _argument(operation, "count")
     deadline = time.monotonic() + WAIT_FOR_EVENT_S

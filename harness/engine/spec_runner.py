@@ -17,7 +17,7 @@ The procedure, whatever format the test came from:
 6. always: close the driver scope and turn every fail point off.
 
 Step 1 is :meth:`SpecRunner.preflight`; steps 2 to 5 are the body of a
-:class:`~harness.engine.test_context.TestContext`; the run drives it
+:class:`~harness.engine.spec_context.SpecContext`; the run drives it
 through the one per-test lifecycle (:mod:`harness.engine.lifecycle`), which
 owns the deadline and step 6, so a target that hangs gives an ``error``
 verdict and the run goes on.
@@ -70,8 +70,8 @@ from harness.core.verdicts import ERROR, SKIPPED, Verdict
 from harness.engine import read_ahead
 from harness.engine.failpoint_manager import FailPointManager
 from harness.engine.operation_table import TEST_RUNNER_OPERATIONS, test_runner_operation
+from harness.engine.spec_context import SpecContext
 from harness.engine.stream_trail import aggregates_trail
-from harness.engine.test_context import TestContext
 from harness.formats.unified_operations import NESTED_OPERATIONS, any_arguments_of
 from harness.formats.unified_operations import TEST_RUNNER as FORMAT_RUNNER_OPERATIONS
 
@@ -99,7 +99,7 @@ NO_SCHEMA_MESSAGE = (
 
 
 @test_runner_operation("wait")
-def _wait(context: TestContext, operation: Operation) -> None:
+def _wait(context: SpecContext, operation: Operation) -> None:
     """The unified format's ``wait``: sleep ``ms`` milliseconds (no lock held: teardown may happen meanwhile)."""
     milliseconds = operation.arguments.get("ms")
     if not isinstance(milliseconds, (int, float)) or milliseconds < 0:
@@ -108,7 +108,7 @@ def _wait(context: TestContext, operation: Operation) -> None:
 
 
 @test_runner_operation("failPoint")
-def _fail_point(context: TestContext, operation: Operation) -> None:
+def _fail_point(context: SpecContext, operation: Operation) -> None:
     command = operation.arguments.get("failPoint")
     if not isinstance(command, dict):
         raise HarnessError(f"{operation.label}: failPoint needs a 'failPoint' document")
@@ -158,10 +158,10 @@ class SpecRunner:
         )
         return Verdict(SKIPPED, reason) if reason else None
 
-    def case(self, test: SpecTest) -> TestContext:
-        return TestContext(self, test)
+    def case(self, test: SpecTest) -> SpecContext:
+        return SpecContext(self, test)
 
-    def body(self, context: TestContext) -> None:
+    def body(self, context: SpecContext) -> None:
         """Steps 2 to 5 of the procedure; raises what it finds (the lifecycle makes it a verdict)."""
         test = context.test
         self._prepare_data(context)
@@ -234,7 +234,7 @@ class SpecRunner:
         except (HarnessError, UnsupportedOperation, UnsupportedAssertion) as exc:
             _cannot_go_on(findings, step, exc)
 
-    def _check_test_error(self, context: TestContext, comparator: Any, error: ErrorInfo | None) -> None:
+    def _check_test_error(self, context: SpecContext, comparator: Any, error: ErrorInfo | None) -> None:
         """The legacy format's test-level ``result.error``."""
         test = context.test
         if error is None:
@@ -272,7 +272,7 @@ class SpecRunner:
         fmt = self.target.info.details.get(RESUME_TOKENS)
         return fmt if isinstance(fmt, str) else UNREAD
 
-    def _prepare_data(self, context: TestContext) -> None:
+    def _prepare_data(self, context: SpecContext) -> None:
         context.current = "preparing data"
         tasks = self.target.admin_tasks
         try:
@@ -286,7 +286,7 @@ class SpecRunner:
         except TargetAdminError as exc:
             raise HarnessError(f"could not prepare databases and collections on the target: {exc}") from exc
 
-    def _run_operations(self, context: TestContext, findings: Findings) -> ErrorInfo | None:
+    def _run_operations(self, context: SpecContext, findings: Findings) -> ErrorInfo | None:
         """Run the operations until one breaks the test's flow (the rest are not reached); return the error that
         ended them, for a test-level expectation. A mismatch of one operation's result or error is a cause, and
         the next operation still runs."""
@@ -312,7 +312,7 @@ class SpecRunner:
                 return error
         return None
 
-    def _run_one(self, context: TestContext, operation: Operation, label: str) -> ErrorInfo | None:
+    def _run_one(self, context: SpecContext, operation: Operation, label: str) -> ErrorInfo | None:
         """Run one operation and check its result or error as soon as it is known.
 
         Returns the error only when the test expects one at test level (legacy). Nested operations
@@ -348,7 +348,7 @@ class SpecRunner:
 
     def _check_outcome(
         self,
-        context: TestContext,
+        context: SpecContext,
         operation: Operation,
         label: str,
         result: Any,
@@ -407,7 +407,7 @@ class SpecRunner:
                 )
         return None
 
-    def _with_callbacks(self, context: TestContext, operation: Operation) -> Operation:
+    def _with_callbacks(self, context: SpecContext, operation: Operation) -> Operation:
         """An operation whose argument is a list of operations (``withTransaction``'s ``callback``) gets them
         as :class:`~harness.core.ports.NestedOperations`: the values, and a hook that checks each as the
         adapter reports it (docs/architecture.md, "Nested operations")."""
@@ -425,7 +425,7 @@ class SpecRunner:
         hook = _NestedCheck(self, context, list(inner), labels)
         return replace(operation, arguments={**operation.arguments, key: NestedOperations(tuple(inner), hook)})
 
-    def _execute(self, context: TestContext, operation: Operation) -> Any:
+    def _execute(self, context: SpecContext, operation: Operation) -> Any:
         if operation.object == TEST_RUNNER:
             implementation = TEST_RUNNER_OPERATIONS.get(operation.name)
             if implementation is None:
@@ -456,7 +456,7 @@ class SpecRunner:
                 [cause_of.from_mismatch(cause_of.OUTCOME, f"outcome {namespace}", mismatch)],
             )
 
-    def _check_events(self, context: TestContext, expectation: EventExpectation) -> None:
+    def _check_events(self, context: SpecContext, expectation: EventExpectation) -> None:
         assert context.scope is not None
         comparator = comparator_for(context.test.comparator)
         require_event_family(self.driver, expectation.event_type, expectation.label)
@@ -510,7 +510,7 @@ class SpecRunner:
             )
             raise TestFailure(message, causes=[cause])
 
-    def _check_log_messages(self, context: TestContext, expectation: LogExpectation) -> None:
+    def _check_log_messages(self, context: SpecContext, expectation: LogExpectation) -> None:
         """``expectLogMessages``: the client's structured log messages, by the unified format's rules."""
         assert context.scope is not None
         require_capability(self.driver, "log_messages", expectation.label)
@@ -530,7 +530,7 @@ class _NestedCheck:
     is checked as a top-level one would be, except that an error is never the test's end: whatever
     ``expectError``/``ignoreResultAndError`` say, it goes back to the driver's loop (the unified format)."""
 
-    def __init__(self, runner: SpecRunner, context: TestContext, operations: list[Operation], labels: list[str]):
+    def __init__(self, runner: SpecRunner, context: SpecContext, operations: list[Operation], labels: list[str]):
         self.runner, self.context, self.operations, self.labels = runner, context, operations, labels
 
     def started(self, index: int) -> None:

@@ -18,10 +18,10 @@ from harness.core.model import Operation
 from harness.core.ports import FailPointError, require_capability
 from harness.engine.failpoint_manager import FailPointManager
 from harness.engine.operation_table import test_runner_operation
-from harness.engine.test_context import TestContext
+from harness.engine.spec_context import SpecContext
 
 
-def manager_for(context: TestContext, address: tuple[str, int]) -> FailPointManager:
+def manager_for(context: SpecContext, address: tuple[str, int]) -> FailPointManager:
     """The run's manager when ``address`` is where the run's clients go; else a direct one for this test."""
     tasks = context.runner.target.admin_tasks
     if tasks.only_server(context.runner.driver_uri) == address:
@@ -43,7 +43,7 @@ def manager_for(context: TestContext, address: tuple[str, int]) -> FailPointMana
 
 
 @test_runner_operation("targetedFailPoint")
-def targeted_fail_point(context: TestContext, operation: Operation) -> None:
+def targeted_fail_point(context: SpecContext, operation: Operation) -> None:
     command, session = operation.arguments.get("failPoint"), operation.arguments.get("session")
     if not isinstance(command, dict) or not isinstance(session, str):
         raise HarnessError(f"{operation.label}: targetedFailPoint needs a 'failPoint' document and a 'session'")

@@ -26,7 +26,7 @@ from pymongo.synchronous import command_cursor as sync_command_cursor
 from pymongo.synchronous.mongo_client import MongoClient
 
 import prose_tests
-from harness.engine.run import Check, HarnessRun, RunOptions
+from harness.engine.run import CodeDefinedTest, HarnessRun, RunOptions
 from harness.engine.spec_runner import RunSettings
 
 ChangeStream = sync_change_stream.ChangeStream
@@ -424,7 +424,7 @@ def test_pristine_driver(run: HarnessRun, check_id: str) -> None:
 def test_mutant_fails_the_check(
     run: HarnessRun, monkeypatch: pytest.MonkeyPatch, check_id: str, mutant: Mutant
 ) -> None:
-    check: Check = CHECKS[check_id]
+    check: CodeDefinedTest = CHECKS[check_id]
     mutant(monkeypatch)
     result = run.run_test(check)
     assert result.outcome == "failed", (

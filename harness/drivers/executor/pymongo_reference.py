@@ -31,7 +31,7 @@ from harness.drivers.pymongo.operations import OPERATIONS
 ADAPTER = PyMongoAdapter()
 
 
-class ProtocolError(Exception):
+class InvalidRequest(Exception):
     """A request this executor cannot make sense of (``invalidRequest``)."""
 
 
@@ -66,7 +66,7 @@ class Executor:
         try:
             return self.scopes[params["scope"]]
         except KeyError:
-            raise ProtocolError(f"no open scope {params.get('scope')!r}") from None
+            raise InvalidRequest(f"no open scope {params.get('scope')!r}") from None
 
     def hello(self, params: dict[str, Any]) -> dict[str, Any]:
         return {
@@ -81,10 +81,10 @@ class Executor:
 
     def open_scope(self, params: dict[str, Any]) -> None:
         if params["scope"] in self.scopes:
-            raise ProtocolError(f"scope {params['scope']!r} is already open (closeScope it first)")
+            raise InvalidRequest(f"scope {params['scope']!r} is already open (closeScope it first)")
         mode = params.get("iterationMode")  # absent or null: the first mode hello listed (section 5)
         if mode is not None and mode not in ADAPTER.iteration_modes:
-            raise ProtocolError(
+            raise InvalidRequest(
                 f"iterationMode {mode!r} is not one of the modes hello listed: {list(ADAPTER.iteration_modes)}"
             )
         scope = ADAPTER.open_scope(
@@ -143,7 +143,7 @@ class Executor:
         assert log is not None  # every scope opened here has one
         start = params.get("from", 0)
         if isinstance(start, bool) or not isinstance(start, int) or not 0 <= start <= log.length():
-            raise ProtocolError(f"commandLog: 'from' must be an integer from 0 to {log.length()}, got {start!r}")
+            raise InvalidRequest(f"commandLog: 'from' must be an integer from 0 to {log.length()}, got {start!r}")
         return [{**codec.event_document(event), "client": client} for client, event in log.since(start)]
 
     def session_lsid(self, params: dict[str, Any]) -> Any:
@@ -197,7 +197,7 @@ def _budget(scope: PyMongoScope, operation: Operation, budget_ms: Any) -> Iterat
         yield
         return
     if isinstance(budget_ms, bool) or not isinstance(budget_ms, int) or budget_ms <= 0:
-        raise ProtocolError(f"budgetMS must be a positive integer, got {budget_ms!r}")
+        raise InvalidRequest(f"budgetMS must be a positive integer, got {budget_ms!r}")
     scope_budget, scope.iteration_timeout_s = scope.iteration_timeout_s, budget_ms / 1000
     try:
         yield
@@ -285,7 +285,7 @@ def _error(exc: BaseException) -> dict[str, Any]:
         return {"kind": "notImplemented", "message": str(exc)}
     if isinstance(exc, NoChangeWithin):
         return {"kind": "noChange", "message": str(exc)}
-    if isinstance(exc, (UnsupportedOperation, ProtocolError, KeyError)):
+    if isinstance(exc, (UnsupportedOperation, InvalidRequest, KeyError)):
         return {"kind": "invalidRequest", "message": f"{type(exc).__name__}: {exc}"}
     return {"kind": "internal", "message": f"{type(exc).__name__}: {exc}"}
 

@@ -20,7 +20,7 @@ from harness.app.parallel import run_parallel, schedule, worker_targets
 from harness.core.verdicts import Verdict
 from harness.engine.lifecycle import Case
 from harness.engine.plugins import load_plugins
-from harness.engine.run import Check, RunOptions
+from harness.engine.run import CodeDefinedTest, RunOptions
 from tests.harness.app.test_cli import FAILING, PASSING
 from tests.helpers import LEGACY_HEADER, harness_cli
 from tests.paths import REPO
@@ -90,8 +90,8 @@ class _Passes(Case):
 
 def dying_run(results: str) -> int:
     """Run in a fresh interpreter (a forked worker must not inherit this pytest process's threads)."""
-    checks = [Check("prose", "selftest", f"passes {n}", open=lambda run: _Passes()) for n in range(4)]
-    checks.insert(1, Check("prose", "selftest", "kills its worker", open=lambda run: _Dies()))
+    checks = [CodeDefinedTest("prose", "selftest", f"passes {n}", open=lambda run: _Passes()) for n in range(4)]
+    checks.insert(1, CodeDefinedTest("prose", "selftest", "kills its worker", open=lambda run: _Dies()))
     options = RunOptions(
         expected="none",
         results=Path(results),

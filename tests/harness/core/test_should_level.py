@@ -21,7 +21,7 @@ from harness.core.expectations import RECOMMENDATION_NOT_FOLLOWED, Expectations
 from harness.core.records import RunProvenance
 from harness.core.rules import MUST, SHOULD, RuleIndex, TestRules
 from harness.core.verdicts import ERROR, FAILED, PASSED, Verdict
-from harness.engine.run import Check, result_of
+from harness.engine.run import CodeDefinedTest, result_of
 from tests.helpers import LEGACY_HEADER, failing_causes, known_entry
 from tests.paths import REPO
 from tests.specs.scenarios.test_supplementary_gaps import _old_cursor_left_open
@@ -97,7 +97,7 @@ def test_only_an_unlisted_failure_of_a_should_only_test_is_a_recommendation_not_
 
 
 def test_the_record_keeps_the_failure_and_names_the_should_rules_in_its_expectation():
-    check = Check("unified", "planted", "CS-PLANTED-SHOULD: named in its description", open=lambda run: None)
+    check = CodeDefinedTest("unified", "planted", "CS-PLANTED-SHOULD: named in its description", open=lambda run: None)
     provenance = RunProvenance("run", {"name": "t"}, {"name": "d"})
     result = result_of(check, Verdict(FAILED, "no killCursors"), provenance, Expectations.empty(), PLANTED, "now", 0.1)
     assert result.outcome == FAILED and result.record["outcome"] == FAILED

@@ -25,7 +25,7 @@ from harness.core.errors import HarnessError
 from harness.core.verdicts import ERROR, PASSED, Verdict
 from harness.engine import child_processes
 from harness.engine.lifecycle import Case, run_with_deadline
-from harness.engine.run import Check, HarnessRun, RunOptions
+from harness.engine.run import CodeDefinedTest, HarnessRun, RunOptions
 from harness.engine.spec_runner import RunSettings
 from tests.harness.app.test_cli import PASSING
 from tests.helpers import LEGACY_HEADER, legacy_tests
@@ -129,8 +129,8 @@ class _KillsItsTarget(_Uses):
         raise HarnessError("the target stopped answering")
 
 
-def _check(name: str, open_case) -> Check:
-    return Check("prose", "targets", name, open=open_case)
+def _check(name: str, open_case) -> CodeDefinedTest:
+    return CodeDefinedTest("prose", "targets", name, open=open_case)
 
 
 def test_a_target_killed_mid_run_ends_the_remaining_tests_as_errors_naming_it(tmp_path):

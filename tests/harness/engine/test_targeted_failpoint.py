@@ -13,8 +13,8 @@ from pymongo import MongoClient
 from pymongo.errors import OperationFailure
 
 from harness.core.model import Operation, SpecTest
+from harness.engine.spec_context import SpecContext
 from harness.engine.targeted_failpoint import targeted_fail_point
-from harness.engine.test_context import TestContext
 from harness.formats.loaders import load_file
 
 FAIL_PING = {
@@ -80,7 +80,7 @@ def test_a_pinned_session_arms_the_point_on_its_server_and_teardown_turns_it_off
     runner = embedded_run.runner
     host, port = runner.target.admin.address
     address = (host, port) if spelling == "same" else ("localhost", port)
-    context = TestContext(runner, SpecTest(file="unit", format="unified", description="pinned", comparator="unified"))
+    context = SpecContext(runner, SpecTest(file="unit", format="unified", description="pinned", comparator="unified"))
     context.scope = PinnedScope(address)
     operation = Operation(
         "targetedFailPoint", "testRunner", {"session": "session0", "failPoint": FAIL_PING}, label="operations[0]"

@@ -26,7 +26,7 @@ class MatchingEntities:
         return self._scope.session_lsid(entity_id)
 
 
-class TestContext(Case):
+class SpecContext(Case):
     """One spec test as a :class:`~harness.engine.lifecycle.Case`, and what its test-runner operations see.
 
     ``runner`` (the spec runner: ``target``, ``failpoints``, ``driver``), ``test``
@@ -61,6 +61,3 @@ class TestContext(Case):
         for closer in reversed(self.closers):
             problems.extend(closer())
         return problems
-
-
-TestContext.__test__ = False  # not a pytest test class, despite its name
