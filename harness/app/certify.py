@@ -122,7 +122,7 @@ def command_certify(args: argparse.Namespace) -> int:
         from harness.app.certify_verify import command_verify
 
         return command_verify(Path(args.verify))
-    from harness.app.certify_bundle import CertifiedRun, logged_output, write_archive, write_manifest
+    from harness.app.certify_bundle import RUN_FILES, CertifiedRun, logged_output, write_archive, write_manifest
     from harness.app.coverage import CoverageInputError
     from harness.core.ports import DriverUnavailable
 
@@ -137,9 +137,9 @@ def command_certify(args: argparse.Namespace) -> int:
     runs = []
     for mode, default in modes:
         stem = pair_stem(args.driver, args.target, None if default else mode)
-        results = out / f"{stem}.results.jsonl"
+        results = out / f"{stem}{RUN_FILES['results']}"
         results.unlink(missing_ok=True)  # the statement is about this run only: the file is certify's own
-        with logged_output(out / f"{stem}.log"):
+        with logged_output(out / f"{stem}{RUN_FILES['log']}"):
             status = run_main_job(args, sources, results, None if default else mode)
         records = read_records(results) if results.is_file() else []
         if status == 2 or not records:

@@ -433,9 +433,12 @@ def statement_differences(bundled: Any, recomputed: Any) -> list[str]:
         for rule in recomputed.get("rules") or []
         if verdicts.get(rule["id"]) != rule["verdict"]
     ]
+    differing = _differing(bundled, recomputed, "")
     return (
         lines
-        or [f"{path}: {was} != {now}" for path, was, now in _differing(bundled, recomputed, "")][:SHOWN_DIFFERENCES]
+        or [f"{path}: the bundle says {was}, the records give {now}" for path, was, now in differing][
+            :SHOWN_DIFFERENCES
+        ]
     )
 
 

@@ -268,3 +268,14 @@ def test_a_missing_manifest_is_caught(bundle, tmp_path):
     folder = _copy(bundle, tmp_path)
     (folder / "manifest.json").unlink()
     _refused(folder, "manifest.json: missing")
+
+
+def test_an_archive_member_outside_the_bundle_folder_is_refused(bundle, tmp_path):
+    import tarfile
+
+    archive = tmp_path / "evil.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        tar.add(bundle["out"] / "manifest.json", arcname="out/manifest.json")
+        tar.add(bundle["out"] / RESULTS, arcname="out/../escaped.jsonl")
+    _refused(archive, "archive member 'out/../escaped.jsonl' is not a plain file inside the bundle's folder")
+    assert not (tmp_path / "escaped.jsonl").exists()
