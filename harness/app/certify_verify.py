@@ -77,6 +77,8 @@ def command_verify(bundle: Path) -> int:
             summary = verify_folder(folder, findings)
     except BundleUnreadable as exc:
         findings.problem(str(bundle), str(exc))
+    except (KeyError, TypeError, AttributeError, ValueError) as exc:  # a field of the wrong shape, or none
+        findings.problem(MANIFEST, f"malformed: a field is missing or not of its type ({type(exc).__name__}: {exc})")
     for line in findings.notes:
         print(f"{bundle}: note: {line}")
     for line in findings.problems:

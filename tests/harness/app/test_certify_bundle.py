@@ -279,3 +279,11 @@ def test_an_archive_member_outside_the_bundle_folder_is_refused(bundle, tmp_path
         tar.add(bundle["out"] / RESULTS, arcname="out/../escaped.jsonl")
     _refused(archive, "archive member 'out/../escaped.jsonl' is not a plain file inside the bundle's folder")
     assert not (tmp_path / "escaped.jsonl").exists()
+
+
+def test_a_manifest_missing_a_field_is_named_not_a_traceback(bundle, tmp_path):
+    folder = _copy(bundle, tmp_path)
+    manifest = _manifest(folder)
+    del manifest["runs"][0]["results"]
+    _write_manifest(folder, manifest)
+    _refused(folder, "manifest.json: malformed: a field is missing or not of its type (KeyError: 'results')")
