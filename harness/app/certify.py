@@ -1,12 +1,15 @@
 """``harness certify``: a conformance statement for one driver and target pair.
 
 It runs the main job strictly (the spec sources as for ``harness run``; by default the ones the project
-pins, :func:`harness.app.spec_sources.main_job_sources`), through ``harness run``'s own code path in this
-process, so the statement's verdicts are the run's, record for record. The results file is written too
-(``OUT/<pair>.results.jsonl``); the statement is then built from its records and the rule catalogue of
-``harness coverage`` over the same sources (:mod:`reports.statements`, which the matrix report uses for
-its cells): ``OUT/<pair>.json``, ``OUT/<pair>.html``, ``OUT/<pair>.badge.json``, and the badge line on
-stdout. docs/certify.md is the statement's schema.
+pins, :func:`harness.app.spec_sources.main_job_sources`), through ``harness run``'s own function in this
+process (:func:`harness.app.cli.run_job`, handed a typed :class:`~harness.app.run_job.RunJob`), so the
+statement's verdicts are the run's, record for record. The results file is written too
+(``OUT/<pair>.results.jsonl``), and what the run printed (``OUT/<pair>.log``); the statement is then built from
+its records and the rule catalogue of ``harness coverage`` over the same sources (:mod:`reports.statements`,
+which the matrix report uses for its cells): ``OUT/<pair>.json``, ``OUT/<pair>.html``, ``OUT/<pair>.badge.json``,
+and the badge line on stdout. ``OUT`` is a certification bundle with its ``manifest.json``
+(:mod:`harness.app.certify_bundle`), which ``--verify`` checks (:mod:`harness.app.certify_verify`).
+docs/certify.md is the statement's schema and the bundle's format.
 
 This module also hands ``harness report`` the catalogue (:func:`with_rule_catalogue`), since the report
 may not import the harness: the rules with the project's expected-outcomes entries, as one JSON file.
@@ -76,6 +79,18 @@ def add_certify_arguments(parser: argparse.ArgumentParser) -> None:
         help="the change-streams spec text for the rule catalogue, as for harness coverage",
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="a line per test (default: failures only)")
+    parser.add_argument(
+        "--archive",
+        action="store_true",
+        help="also pack the bundle (--out) as OUT.tar.gz beside it (docs/certify.md, Certification bundles)",
+    )
+    parser.add_argument(
+        "--verify",
+        metavar="BUNDLE",
+        default=None,
+        help="check a bundle (its folder or .tar.gz) offline instead of certifying: hashes, pins, versions, every "
+        "test's record, the statement recomputed; prints 'verified' (exit 0) or each discrepancy (exit 1)",
+    )
 
 
 def pair_stem(driver: str, target: str, iteration_mode: str | None = None) -> str:
@@ -103,6 +118,11 @@ def certified_modes(driver: str, requested: str | None) -> list[tuple[str, bool]
 
 
 def command_certify(args: argparse.Namespace) -> int:
+    if args.verify is not None:
+        from harness.app.certify_verify import command_verify
+
+        return command_verify(Path(args.verify))
+    from harness.app.certify_bundle import RUN_FILES, CertifiedRun, logged_output, write_archive, write_manifest
     from harness.app.coverage import CoverageInputError
     from harness.core.ports import DriverUnavailable
 
@@ -117,9 +137,10 @@ def command_certify(args: argparse.Namespace) -> int:
     runs = []
     for mode, default in modes:
         stem = pair_stem(args.driver, args.target, None if default else mode)
-        results = out / f"{stem}.results.jsonl"
+        results = out / f"{stem}{RUN_FILES['results']}"
         results.unlink(missing_ok=True)  # the statement is about this run only: the file is certify's own
-        status = _run_main_job(args, sources, results, None if default else mode)
+        with logged_output(out / f"{stem}{RUN_FILES['log']}"):
+            status = run_main_job(args, sources, results, None if default else mode)
         records = read_records(results) if results.is_file() else []
         if status == 2 or not records:
             print(
@@ -128,41 +149,75 @@ def command_certify(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return 2
-        runs.append((mode, stem, status, results, records))
+        runs.append(CertifiedRun(mode, default, stem, status, records))
     try:
         catalogue = rule_catalogue(sources, args.spec_text)
     except CoverageInputError as exc:
         print(f"harness certify: {exc}", file=sys.stderr)
         return 2
-    options = {"driver": args.driver, "target": args.target, "failpoints": args.failpoints, "jobs": args.jobs}
-    statements = [
-        (
-            stem,
-            results,
-            statement_from_records(
-                catalogue,
-                records,
-                exit_status=status,
-                selection=args.keyword,
-                results=results,
-                sources=sources,
-                options={**options, "iteration_mode": mode},
-            ),
-        )
-        for mode, stem, status, results, records in runs
-    ]
-    every_mode = [_mode_line(stem, statement) for stem, _, statement in statements]
+    command = certify_command(args, sources)
     from reports.statement_files import write_statement
 
-    for stem, results, statement in statements:
-        statement["run"]["iteration_modes"] = every_mode
-        paths = write_statement(statement, out, stem)
-        print(f"statement: {paths['html']} ({paths['json'].name}, {paths['badge'].name}; results: {results.name})")
-    for _, _, statement in reversed(statements):  # the default mode's badge last: the pair's own
+    statements = statements_for(catalogue, runs, command, out)
+    for run, statement in zip(runs, statements, strict=True):
+        paths = write_statement(statement, out, run.stem)
+        files = f"{paths['json'].name}, {paths['badge'].name}; results: {run.file('results')}"
+        print(f"statement: {paths['html']} ({files})")
+    manifest = write_manifest(out, runs, command=command, spec_text=catalogue.get("spec_text"))
+    print(f"bundle: {out} ({manifest.name}; harness certify --verify {out})")
+    if args.archive:
+        print(f"bundle archive: {write_archive(out)}")
+    for statement in reversed(statements):  # the default mode's badge last: the pair's own
         mode = statement["run"]["options"]["iteration_mode"]
-        prefix = "" if statement is statements[0][2] else f"[{mode}] "
+        prefix = "" if statement is statements[0] else f"[{mode}] "
         print(prefix + statement["summary"]["badge"])
-    return max(status for _, _, status, _, _ in runs)
+    return max(run.exit_status for run in runs)
+
+
+def certify_command(args: argparse.Namespace, sources: list[str]) -> dict[str, Any]:
+    """How certify was called, as the bundle's manifest keeps it (``command``) and the verifier reads it back."""
+    return {
+        "sources": sources,
+        "suite": "all",
+        "strict": True,
+        "expected": "auto",
+        "selection": args.keyword,
+        "options": {
+            "driver": args.driver,
+            "target": args.target,
+            "failpoints": args.failpoints,
+            "jobs": args.jobs,
+            "timeout": args.timeout,
+            "iteration_timeout": args.iteration_timeout,
+            "allow_destructive": args.allow_destructive,
+            "labels": dict(getattr(args, "labels", [])),
+        },
+        "spec_text": args.spec_text,
+    }
+
+
+def statements_for(
+    catalogue: dict[str, Any], runs: list[Any], command: dict[str, Any], folder: Path
+) -> list[dict[str, Any]]:
+    """Each run's statement (:class:`~harness.app.certify_bundle.CertifiedRun`, results file in ``folder``), every
+    one listing all of them (``run.iteration_modes``): what certify writes and what ``--verify`` recomputes."""
+    options = {key: command["options"][key] for key in ("driver", "target", "failpoints", "jobs")}
+    statements = [
+        statement_from_records(
+            catalogue,
+            run.records,
+            exit_status=run.exit_status,
+            selection=command["selection"],
+            results=folder / run.file("results"),
+            sources=command["sources"],
+            options={**options, "iteration_mode": run.mode},
+        )
+        for run in runs
+    ]
+    every_mode = [_mode_line(run.stem, statement) for run, statement in zip(runs, statements, strict=True)]
+    for statement in statements:
+        statement["run"]["iteration_modes"] = every_mode
+    return statements
 
 
 def _mode_line(stem: str, statement: dict[str, Any]) -> dict[str, Any]:
@@ -182,23 +237,46 @@ def _default_sources() -> list[str]:
     return main_job_sources()
 
 
-def _run_main_job(args: argparse.Namespace, sources: list[str], results: Path, iteration_mode: str | None) -> int:
-    """``harness run --suite all --strict`` with certify's options, parsed by run's own parser and run in process;
-    in ``iteration_mode`` (None: the driver's default, the main job's own command line)."""
-    from harness.app.cli import build_parser, command_run
+def run_main_job(args: argparse.Namespace, sources: list[str], results: Path, iteration_mode: str | None) -> int:
+    """The main job, strictly, with certify's options, through ``harness run``'s own function (no command line is
+    parsed again); in ``iteration_mode`` (None: the driver's default)."""
+    from harness.app.cli import run_job
+    from harness.app.options import run_options
+    from harness.app.run_job import RunJob
 
-    argv = ["run", *[a for s in sources for a in ("--specs", s)], "--suite", "all", "--strict"]
-    argv += ["--target", args.target, "--driver", args.driver, "--failpoints", args.failpoints]
-    argv += ["--iteration-mode", iteration_mode] if iteration_mode else []
-    argv += ["--timeout", str(args.timeout), "--iteration-timeout", str(args.iteration_timeout)]
-    argv += ["--results", str(results), "-j", str(args.jobs)]
-    argv += ["--allow-destructive"] if args.allow_destructive else []
-    argv += ["-k", args.keyword] if args.keyword else []
-    argv += [] if args.verbose else ["-q"]
-    for key, value in getattr(args, "labels", []):
-        argv += ["--label", f"{key}={value}"]
-    print(f"harness certify: harness {shlex.join(argv)}", file=sys.stderr)
-    return command_run(build_parser("run").parse_args(argv))
+    values = {
+        "target": args.target,
+        "driver": args.driver,
+        "results": results,
+        "expected": "auto",
+        "failpoints": args.failpoints,
+        "iteration_mode": iteration_mode,
+        "strict": True,
+        "timeout": args.timeout,
+        "iteration_timeout": args.iteration_timeout,
+        "allow_destructive": args.allow_destructive,
+    }
+    job = RunJob(
+        run_options(lambda option: values.get(option.dest, option.default), labels=dict(getattr(args, "labels", []))),
+        specs=list(sources),
+        suite="all",
+        keyword=args.keyword,
+        jobs=args.jobs,
+        quiet=not args.verbose,
+    )
+    print(f"harness certify: {_as_run_command(values, sources, args)}", file=sys.stderr)
+    return int(run_job(job))
+
+
+def _as_run_command(values: dict[str, Any], sources: list[str], args: argparse.Namespace) -> str:
+    """The ``harness run`` command line that runs the same job, for the reader (nothing parses it)."""
+    words = ["harness", "run", *[w for s in sources for w in ("--specs", s)], "--suite", "all", "--strict"]
+    for key in ("target", "driver", "failpoints", "iteration_mode", "timeout", "iteration_timeout", "results"):
+        if values[key] is not None:
+            words += [f"--{key.replace('_', '-')}", str(values[key])]
+    words += ["-j", str(args.jobs)] + (["--allow-destructive"] if args.allow_destructive else [])
+    words += (["-k", args.keyword] if args.keyword else []) + ([] if args.verbose else ["-q"])
+    return shlex.join(words)
 
 
 def rule_catalogue(sources: list[str], spec_text: str | None = None) -> dict[str, Any]:
@@ -216,7 +294,7 @@ def rule_catalogue(sources: list[str], spec_text: str | None = None) -> dict[str
     return catalogue
 
 
-def expectation_entries() -> dict[str, dict[str, list[dict[str, Any]]]]:
+def expectation_entries(root: Path | None = None) -> dict[str, dict[str, list[dict[str, Any]]]]:
     """Every expected-outcomes file of the project as ``{targets|drivers|pairs: {name: [entries]}}``; each entry
     ``{ref, id, rule, kind, signature, tests, outcome, reason, reproduction, iteration_modes, file}`` (docs/causes.md),
     in file order
@@ -224,11 +302,8 @@ def expectation_entries() -> dict[str, dict[str, list[dict[str, Any]]]]:
     from harness.engine.run import EXPECTATIONS_DIR
     from harness.formats.expectations_file import load_expectations
 
-    folders = {
-        "targets": EXPECTATIONS_DIR,
-        "drivers": EXPECTATIONS_DIR / "drivers",
-        "pairs": EXPECTATIONS_DIR / "pairs",
-    }
+    root = Path(EXPECTATIONS_DIR) if root is None else root
+    folders = {"targets": root, "drivers": root / "drivers", "pairs": root / "pairs"}
     found: dict[str, dict[str, list[dict[str, Any]]]] = {}
     for scope, folder in folders.items():
         found[scope] = {
@@ -244,22 +319,13 @@ def expectation_entries() -> dict[str, dict[str, list[dict[str, Any]]]]:
                     "reason": k.reason,
                     "reproduction": k.reproduction,
                     "iteration_modes": list(k.iteration_modes),
-                    "file": _shown_path(path),
+                    "file": f"specs/expectations/{path.relative_to(root).as_posix()}",
                 }
                 for k in load_expectations(path).known
             ]
             for path in sorted(Path(folder).glob("*.yml"))
         }
     return found
-
-
-def _shown_path(path: Path) -> str:
-    from harness.core.project_data import data_root
-
-    try:
-        return f"specs/{path.relative_to(data_root())}"
-    except ValueError:
-        return str(path)
 
 
 def statement_from_records(
@@ -307,7 +373,7 @@ def statement_from_records(
             0: "every outcome as expected, no strict note",
             1: "an unexpected outcome or a strict note",
         }.get(exit_status, "the run could not finish"),
-        "results_file": str(results),
+        "results_file": results.name,
         "results_sha256": hashlib.sha256(results.read_bytes()).hexdigest(),
     }
     return build_statement(

@@ -253,27 +253,35 @@ def _positive(text: str) -> int:
 
 
 def command_run(args: argparse.Namespace) -> int:
+    from harness.app.run_job import RunJob
+
+    return run_job(RunJob.from_namespace(args))
+
+
+def run_job(job: Any) -> int:
+    """``harness run``: the tests of a :class:`~harness.app.run_job.RunJob`, one by one or in ``-j`` workers, with
+    their records and summary; the exit status (``harness certify`` calls it with a job of its own)."""
     from harness.app.stopping import RunInterrupted
     from harness.formats.pins import PinFileError
 
     compose.warn_plugin_problems()
     try:
-        options = compose.prepare(args)
-        loaded, tests = compose.selection(args)
+        options = compose.prepare(job)
+        loaded, tests = compose.selection(job)
     except (SpecSourceError, PinFileError, DriverUnavailable) as exc:
         _say(f"harness: {exc}")
         return 2
     if not tests:
-        selected = f" matching -k {args.keyword!r}" if args.keyword else ""
+        selected = f" matching -k {job.keyword!r}" if job.keyword else ""
         _say(f"harness: nothing to run{selected} (give --specs PATH, or --suite prose)")
         return 2
     check_writable(options.results)  # before any target starts: a run whose verdicts cannot be kept is not begun
     compose.note_schemas(options, tests, lambda text: print(text, file=sys.stderr))
     compose.note_pins(options, tests, lambda text: print(text, file=sys.stderr))
     options.notes.loaded = [test.test_id for test in loaded]
-    options.notes.unselected_files = compose.unselected_suite_files(args.suite)
+    options.notes.unselected_files = compose.unselected_suite_files(job.suite)
     try:
-        if args.jobs > 1:
+        if job.jobs > 1:
             from functools import partial
 
             from harness.app.parallel import run_parallel, worker_targets
@@ -281,16 +289,16 @@ def command_run(args: argparse.Namespace) -> int:
             targets = worker_targets(
                 compose.plugins(),
                 options.target,
-                min(args.jobs, len(tests)),
-                args.worker_targets,
+                min(job.jobs, len(tests)),
+                job.worker_targets,
                 lambda text: print(text, file=sys.stderr),
             )
             if len(targets) > 1:
                 options.rules = compose.rule_index(
                     options.provenance
                 )  # before the fork: workers and lost tests share it
-                return run_parallel(tests, options, targets, args.quiet, collect=partial(compose.select, args))
-        return _run_sequentially(tests, options, args.quiet)
+                return run_parallel(tests, options, targets, job.quiet, collect=partial(compose.select, job))
+        return _run_sequentially(tests, options, job.quiet)
     except (TargetUnavailable, DriverUnavailable, ExpectationsError) as exc:
         _say(f"harness: {exc}")
         return 2

@@ -110,15 +110,15 @@ def unselected_suite_files(suite: str) -> set[str]:
     }
 
 
-def prepare(args: Any) -> Any:
-    """``harness run``'s options: ``--specs`` sources resolved (fetched if need be) and named in the provenance."""
-    from harness.app.options import from_namespace
+def prepare(job: Any) -> Any:
+    """A :class:`~harness.app.run_job.RunJob`'s options, with its ``--specs`` sources resolved (fetched if need be,
+    in place: ``job.specs`` are paths after) and named in the provenance."""
     from harness.app.spec_sources import resolve
 
-    args.specs = [resolve(str(spec)).path for spec in args.specs or []]
-    options = from_namespace(args)
-    if args.specs:
-        note_spec_sources(options, args.specs)
+    job.specs = [resolve(str(spec)).path for spec in job.specs or []]
+    options = job.options
+    if job.specs:
+        note_spec_sources(options, job.specs)
     note_plugin_problems(options)
     plugins().check_driver(options.driver)  # a driver this machine cannot run is refused before anything starts
     return options

@@ -75,8 +75,9 @@ def test_certify_runs_the_main_job_strictly_and_writes_the_statement(certified):
     out, statement = certified["out"], certified["statement"]
     # One statement per iteration mode pymongo offers, the default one (next) under the pair's plain name.
     stems = ("pymongo-on-embedded", "pymongo-tryNext-on-embedded", "pymongo-iterator-on-embedded")
-    suffixes = (".json", ".html", ".badge.json", ".results.jsonl")
-    assert {p.name for p in out.iterdir()} == {stem + suffix for stem in stems for suffix in suffixes}
+    suffixes = (".json", ".html", ".badge.json", ".results.jsonl", ".log")
+    bundle = {"manifest.json", "expectations"}  # the bundle's own (tests/harness/app/test_certify_bundle.py)
+    assert {p.name for p in out.iterdir()} == {stem + suffix for stem in stems for suffix in suffixes} | bundle
     assert [mode["mode"] for mode in statement["run"]["iteration_modes"]] == ["next", "tryNext", "iterator"]
     assert {mode["exit_status"] for mode in statement["run"]["iteration_modes"]} == {0}
     run = statement["run"]
