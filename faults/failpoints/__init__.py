@@ -1,2 +1,2 @@
 """Fail points: the backends ``--failpoints`` chooses from (native, emulated at the wire, auto) and the plug-in
-that registers them, with reply shaping on the same wire proxy (:mod:`faults.wire.shaping_ops`)."""
+that registers them, with reply shaping on the same wire proxy (:mod:`harness.shared.wire.shaping_ops`)."""

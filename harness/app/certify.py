@@ -1,7 +1,7 @@
 """``harness certify``: a conformance statement for one driver and target pair.
 
 It runs the main job strictly (the spec sources as for ``harness run``; by default the ones the project
-pins, :func:`harness.app.spec_sources.main_job_sources`), through ``harness run``'s own code path in this
+pins, :func:`harness.formats.source_names.main_job_sources`), through ``harness run``'s own code path in this
 process, so the statement's verdicts are the run's, record for record. The results file is written too
 (``OUT/<pair>.results.jsonl``); the statement is then built from its records and the rule catalogue of
 ``harness coverage`` over the same sources (:mod:`reports.statements`, which the matrix report uses for
@@ -177,7 +177,7 @@ def _mode_line(stem: str, statement: dict[str, Any]) -> dict[str, Any]:
 
 
 def _default_sources() -> list[str]:
-    from harness.app.spec_sources import main_job_sources
+    from harness.formats.source_names import main_job_sources
 
     return main_job_sources()
 
