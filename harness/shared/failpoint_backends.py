@@ -6,7 +6,8 @@ how the points are applied: ``native``, ``emulated`` (the run's wire proxy) or
 :class:`~harness.engine.failpoint_manager.FailPointManager` is their one owner: it
 records what is armed and turns it all off after every test. Which backend a
 run uses is ``--failpoints`` (``native``, ``emulated``, ``auto``), a table
-this plug-in registers (:mod:`faults.failpoints.plugin`).
+the fail-point plug-in registers (:mod:`faults.failpoints.plugin`). They live in the shared layer because the
+prose tests' server check (:mod:`prose_tests.failpoint_check`) arms a native one of its own.
 """
 
 from __future__ import annotations
