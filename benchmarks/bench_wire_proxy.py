@@ -18,7 +18,7 @@ from urllib.parse import urlparse
 
 from pymongo import MongoClient
 
-from faults.wire import WireProxy
+from harness.shared.wire import WireProxy
 
 
 def per_command_us(client: MongoClient, n: int, kind: str) -> float:

@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Any
 from pymongo import MongoClient
 from pymongo.errors import OperationFailure, PyMongoError
 
-from faults.failpoints.backends import NativeFailPoints
 from harness.core.errors import HarnessError, TestFailure, TestSkipped
 from harness.core.ports import FailPointError
 from harness.engine.failpoint_manager import FailPointManager
+from harness.shared.failpoint_backends import NativeFailPoints
 
 if TYPE_CHECKING:
     from prose_tests.server_checks import ServerCheckContext

@@ -5,7 +5,7 @@ client (by ``appName``). ``getMore`` failures use CursorNotFound (43), which
 is resumable on every server version and leaves no server cursor to kill,
 except in test 8, which needs the driver to send ``killCursors``. Test 6 runs
 on the target presented as a three-member replica set (an emulation: one
-server behind one wire proxy per member, :mod:`faults.wire.replica_set`); the
+server behind one wire proxy per member, :mod:`harness.shared.wire.replica_set`); the
 per-member log of arrived commands says where the resume and the old cursor's
 ``killCursors`` went, and each member fails its own ``getMore``.
 """

@@ -55,7 +55,7 @@ class ProseTest:
     #: Where the test comes from when not the live README: an earlier revision's list (its commit).
     revision: str = ""
     #: Whether the check's clients talk to the target presented as a three-member replica set
-    #: (primary, two secondaries; an emulation through one wire proxy per member, faults/wire/replica_set.py).
+    #: (primary, two secondaries; an emulation through one wire proxy per member, harness/shared/wire/replica_set.py).
     replica_set: bool = False
 
     @property
@@ -126,9 +126,9 @@ class ProseContext(Case):
         self.collection_name = "prose_" + test.short_id.replace("-", "_")
         self.app_name = f"prose-{test.short_id}"[:40]
         self.shaping: Any = None  # the ReplyShapingOwner of the proxy in the driver's path (shaping checks)
-        self.proxy: Any = None  # the faults.wire.shaping_route.TestProxy in the driver's path (shaping checks)
+        self.proxy: Any = None  # the harness.shared.wire.shaping_route.TestProxy in the driver's path (shaping checks)
         #: The emulated replica set in the driver's path (replica-set checks):
-        #: faults.wire.replica_set.EmulatedReplicaSet.
+        #: harness.shared.wire.replica_set.EmulatedReplicaSet.
         self.replica_set: Any = None
         self._replica_set_route: Any = None
         if test.revision:
@@ -164,8 +164,8 @@ class ProseContext(Case):
 
     def _replica_set_uri(self) -> str:
         """The target presented as primary + two secondaries for this check (skipped where it cannot be)."""
-        from faults.wire.replica_set import ReplicaSetConfigError
-        from faults.wire.shaping_route import replica_set_for_test
+        from harness.shared.wire.replica_set import ReplicaSetConfigError
+        from harness.shared.wire.shaping_route import replica_set_for_test
 
         try:
             self._replica_set_route = replica_set_for_test(self.run.target)
@@ -185,9 +185,9 @@ class ProseContext(Case):
         A run with emulated fail points already has a proxy in the path, with
         its shaping owner; otherwise the check puts a proxy of its own in front
         of the target (fail points stay the target's own), owned and cleared
-        the same way, for the length of the check (:mod:`faults.wire.shaping_route`).
+        the same way, for the length of the check (:mod:`harness.shared.wire.shaping_route`).
         """
-        from faults.wire.shaping_route import proxy_for_test
+        from harness.shared.wire.shaping_route import proxy_for_test
 
         self.proxy = proxy_for_test(self.run.target, self.run.driver_uri)
         self.shaping = self.proxy.owner

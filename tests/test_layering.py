@@ -1,7 +1,7 @@
 """The import contracts (``[tool.importlinter]`` in pyproject.toml) run with the suite.
 
-A new back-edge (a loader importing the engine, the engine naming a plug-in,
-a plug-in reaching into the app, the core importing pymongo) fails here. The planted-back-edge test runs the
+A new back-edge (a loader importing the engine, the engine naming a plug-in, a plug-in reaching into the app or
+into another plug-in family, the core importing pymongo) fails here. The planted-back-edge test runs the
 same contracts on a copy of the packages with one forbidden import added, so
 this check is known to be able to fail.
 """
@@ -51,10 +51,23 @@ def test_import_contracts_hold() -> None:
         ("harness/formats/unified.py", "import harness.engine.lifecycle", "layers"),  # a loader reaching the engine
         (
             "harness/engine/operation_table.py",
-            "import faults.wire.shaping_owner",
+            "import faults.campaign.schedule",
             "layers",
         ),  # the engine naming a plug-in
-        ("harness/targets/connection_strings.py", "import harness.app.options", "layers"),  # a plug-in reaching the app
+        ("harness/engine/operation_table.py", "import harness.shared.wire", "layers"),  # the engine above its layer
+        ("harness/targets/uri_target.py", "import harness.app.options", "layers"),  # a plug-in reaching the app
+        ("harness/targets/embedded.py", "import faults.network.api", "layers"),  # one plug-in family naming another
+        (
+            "prose_tests/support.py",
+            "import harness.drivers.pymongo.adapter",
+            "layers",
+        ),  # the same, from the prose tests
+        (
+            "harness/shared/wire/proxy.py",
+            "import faults.failpoints.plugin",
+            "layers",
+        ),  # the shared layer naming a plug-in
+        ("harness/matrix/cells.py", "import harness.app.options", "layers"),  # the matrix reaching the app
         ("harness/core/ports.py", "import yaml", "core"),  # not pymongo: the engine imports the ports
         ("harness/formats/spec_reader.py", "import pymongo", "formats"),
         ("harness/engine/lifecycle.py", "import requests", "engine"),
@@ -80,7 +93,7 @@ def test_loading_spec_files_imports_no_driver_and_no_runner() -> None:
         "import sys, harness.formats.loaders, harness.formats.unified; "
         "print(sorted(m for m in sys.modules if m.split('.')[0] == 'pymongo' "
         "or m in ('harness.engine.spec_runner', 'harness.engine.run', "
-        "'harness.drivers.pymongo.apm', 'faults.failpoints.backends')))"
+        "'harness.drivers.pymongo.apm', 'harness.shared.failpoint_backends')))"
     )
     result = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr

@@ -2,14 +2,14 @@
 
 ``native``    ``configureFailPoint`` sent to the target by the harness's admin client (recorded as
               ``emulated-by-presenting-proxy`` when the target's own presenting proxy answers it there);
-``emulated``  a wire proxy (:mod:`faults.wire`) in front of the target fails commands
+``emulated``  a wire proxy (:mod:`harness.shared.wire`) in front of the target fails commands
               itself, and drivers under test connect through it;
 ``auto``      native when the target accepts it (probed with a harmless ``off``), else emulated.
 
-The same proxy carries reply shaping (:mod:`faults.wire.shaping`): the
-``emulated`` mode makes a :class:`~faults.wire.shaping_owner.ReplyShapingOwner` its
+The same proxy carries reply shaping (:mod:`harness.shared.wire.shaping`): the
+``emulated`` mode makes a :class:`~harness.shared.wire.shaping_owner.ReplyShapingOwner` its
 one owner, and this plug-in registers the scenario operations
-``shapeReplies`` / ``clearReplyShaping`` (:mod:`faults.wire.shaping_ops`), a skip
+``shapeReplies`` / ``clearReplyShaping`` (:mod:`harness.shared.wire.shaping_ops`), a skip
 rule for shaping tests on a run without a proxy, and a teardown check that
 turns shaping off and confirms it after every test.
 
@@ -22,23 +22,23 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.core.ports import TargetUnavailable
 from harness.engine.plugins import FailPointSetup
 
 
 def native(target: Any) -> FailPointSetup:
     """Fail points sent through the target's admin client, named by what answers them there: ``native`` unless the
     target says something in front of its server does (``admin_failpoints``, a presenting proxy)."""
-    from faults.failpoints.backends import NativeFailPoints
+    from harness.shared.failpoint_backends import NativeFailPoints
 
     answered_by = target.admin_failpoints
     return FailPointSetup(NativeFailPoints(target.admin, name=answered_by), target.uri)
 
 
 def emulated(target: Any) -> FailPointSetup:
-    from faults.failpoints.backends import EmulatedFailPoints
-    from faults.wire import WireProxy
-    from faults.wire.shaping_owner import ReplyShapingOwner, register, unregister
+    from harness.shared.failpoint_backends import EmulatedFailPoints
+    from harness.shared.wire import WireProxy
+    from harness.shared.wire.shaping_owner import ReplyShapingOwner, register, unregister
+    from harness.shared.wire.upstream import driver_facing_address
 
     host, port = driver_facing_address(target)
     proxy = WireProxy(host, port)
@@ -57,28 +57,13 @@ def auto(target: Any) -> FailPointSetup:
     return setup if setup.backend.supported() else emulated(target)
 
 
-def driver_facing_address(target: Any) -> tuple[str, int]:
-    """Where the wire proxy forwards: through Toxiproxy when the run has one, else the primary."""
-    if target.faults is not None:
-        from harness.targets.connection_strings import ConnectionStringError, first_host
-
-        try:
-            return first_host(target.uri)
-        except ConnectionStringError as exc:
-            raise TargetUnavailable(f"cannot tell which server the wire proxy should front: {exc}") from None
-    address = target.admin.address if target.admin is not None else None
-    if address is None:
-        raise TargetUnavailable("cannot tell which server the wire proxy should front")
-    return address
-
-
 #: ``--failpoints`` modes, in the order help lists them.
 MODES = {"native": native, "emulated": emulated, "auto": auto}
 
 
 def _shaping_operation(name: str) -> Any:
     def run(context: Any, operation: Any) -> Any:
-        from faults.wire import shaping_ops
+        from harness.shared.wire import shaping_ops
 
         return shaping_ops.OPERATIONS[name](context, operation)
 
@@ -88,18 +73,18 @@ def _shaping_operation(name: str) -> Any:
 
 def shaping_route(test: Any, target: Any, driver_uri: str) -> Any:
     """A spec test that shapes replies gets a wire proxy in its clients' path (None: it needs none)."""
-    from faults.wire.shaping_route import route_for
+    from harness.shared.wire.shaping_route import route_for
 
     return route_for(test, target, driver_uri)
 
 
 def clear_reply_shaping(target: Any) -> list[str]:
-    from faults.wire.shaping_owner import clear_after_test
+    from harness.shared.wire.shaping_owner import clear_after_test
 
     return clear_after_test(target)
 
 
-#: The scenario operations that arm reply shaping (faults/wire/shaping_ops.py).
+#: The scenario operations that arm reply shaping (harness/shared/wire/shaping_ops.py).
 SHAPING_OPERATIONS = ("shapeReplies", "clearReplyShaping")
 
 

@@ -1,6 +1,6 @@
 """A target seen through Toxiproxy: drivers under test reach it only via the proxy.
 
-:class:`ThroughToxiproxy` wraps any :class:`~harness.targets.target_base.TargetBase`.
+:class:`ThroughToxiproxy` wraps any :class:`~harness.shared.target_base.TargetBase`.
 It starts the wrapped target, a private Toxiproxy server and one proxy in
 front of the target, and publishes the *proxy's* connection string as its
 ``uri`` (so every client a test creates suffers the network faults), while
@@ -16,7 +16,7 @@ from faults.network.faults import NetworkFaults
 from faults.network.server import ToxiproxyServer
 from faults.network.uri import proxied_uri, single_host
 from harness.core.ports import TargetInfo
-from harness.targets.target_base import TargetBase
+from harness.shared.target_base import TargetBase
 
 
 class ThroughToxiproxy(TargetBase):

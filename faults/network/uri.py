@@ -1,6 +1,6 @@
 """Pointing a connection string at a proxy instead of the deployment behind it.
 
-The parsing itself is :mod:`harness.targets.connection_strings` (one parser for every connection
+The parsing itself is :mod:`harness.shared.connection_strings` (one parser for every connection
 string the harness handles); this module adds what a proxy can and cannot
 cover, and reports it as a :class:`NetworkFaultError`.
 """
@@ -8,13 +8,13 @@ cover, and reports it as a :class:`NetworkFaultError`.
 from __future__ import annotations
 
 from faults.network.toxics import NetworkFaultError
-from harness.targets import connection_strings
+from harness.shared import connection_strings
 
 
 def split_uri(uri: str) -> tuple[str, str, list[str], str, list[tuple[str, str]]]:
     """``mongodb://user:pw@h1,h2/db?a=b`` -> ``("mongodb", "user:pw", ["h1:27017", "h2:27017"], "db", [("a", "b")])``.
 
-    Hosts carry their port (27017 when left out); the parsing is :func:`harness.targets.connection_strings.parse`.
+    Hosts carry their port (27017 when left out); the parsing is :func:`harness.shared.connection_strings.parse`.
     """
     if not uri.startswith("mongodb://"):
         raise NetworkFaultError(

@@ -1,7 +1,7 @@
 """``harness certify``: a conformance statement for one driver and target pair.
 
 It runs the main job strictly (the spec sources as for ``harness run``; by default the ones the project
-pins, :func:`harness.app.spec_sources.main_job_sources`), through ``harness run``'s own function in this
+pins, :func:`harness.formats.source_names.main_job_sources`), through ``harness run``'s own function in this
 process (:func:`harness.app.cli.run_job`, handed a typed :class:`~harness.app.run_job.RunJob`), so the
 statement's verdicts are the run's, record for record. The results file is written too
 (``OUT/<pair>.results.jsonl``), and what the run printed (``OUT/<pair>.log``); the statement is then built from
@@ -232,7 +232,7 @@ def _mode_line(stem: str, statement: dict[str, Any]) -> dict[str, Any]:
 
 
 def _default_sources() -> list[str]:
-    from harness.app.spec_sources import main_job_sources
+    from harness.formats.source_names import main_job_sources
 
     return main_job_sources()
 

@@ -191,7 +191,7 @@ def add_label_argument(parser: argparse.ArgumentParser) -> None:
 
 def parse_label(text: str) -> tuple[str, str]:
     """``KEY=VALUE``; a connection string in the value has its password hidden (labels go into every record)."""
-    from harness.targets.connection_strings import redact_text
+    from harness.shared.connection_strings import redact_text
 
     key, sep, value = text.partition("=")
     if not sep or not key.strip():

@@ -153,7 +153,7 @@ def selection(args: Any) -> tuple[list[Any], list[Any]]:
     return loaded, [
         t
         for t in loaded
-        if args.keyword in t.test_id or (getattr(t, "description", None) == PIN_ERROR and t.file in files)
+        if args.keyword in t.test_id or (t.spec_file is not None and t.name == PIN_ERROR and t.file in files)
     ]
 
 
@@ -162,10 +162,10 @@ def note_schemas(options: Any, tests: list[Any], warn: Any = None) -> None:
 
     ``schema: none`` in the provenance means at least one file was loaded without its schema.
     """
-    used = sorted({test.schema for test in tests if getattr(test, "schema", None)})
+    used = sorted({test.schema for test in tests if test.schema})
     if not used:
         return
-    unchecked = sorted({test.file for test in tests if getattr(test, "schema", None) == "none"})
+    unchecked = sorted({test.file for test in tests if test.schema == "none"})
     options.provenance["schema"] = "none" if unchecked else used
     if unchecked:
         consequence = (

@@ -93,7 +93,8 @@ def find_spec_text(value: str | None) -> Path | None:
 
     None when the user named none and there is no default at hand: the text is then not compared.
     """
-    from harness.app.spec_sources import SpecSourceError, is_source, resolve
+    from harness.app.spec_sources import SpecSourceError, resolve
+    from harness.formats.source_names import is_source
 
     if value is None:
         return DEFAULT_SPEC_TEXT if DEFAULT_SPEC_TEXT is not None and DEFAULT_SPEC_TEXT.is_file() else None
@@ -125,8 +126,6 @@ def load_tests(specs: list[str]) -> list[LoadedTest]:
     """The tests of the ``spec`` suite (from ``specs``) and the ``prose`` suite, as the map needs them."""
     from harness.app import compose
     from harness.app.spec_sources import SpecSourceError, resolve
-    from harness.core.causes import clauses_of
-    from harness.core.model import SpecTest
 
     try:
         paths = [SUPPLEMENTARY] + ([resolve(s).path for s in specs] if specs else default_specs())
@@ -137,14 +136,7 @@ def load_tests(specs: list[str]) -> list[LoadedTest]:
             raise CoverageInputError(f"--specs {path}: no such file or folder")
     suites = compose.plugins().suites
     tests = [t for name in COUNTED_SUITES if name in suites for t in suites[name].collect(paths)]
-    return [
-        LoadedTest(
-            t.test_id,
-            getattr(t, "description", None) or getattr(t, "name", ""),
-            clauses_of(t if isinstance(t, SpecTest) else None),
-        )
-        for t in tests
-    ]
+    return [LoadedTest(t.test_id, t.name, t.clauses) for t in tests]
 
 
 def coverage_map(args: argparse.Namespace) -> CoverageMap:

@@ -23,7 +23,7 @@ from pymongo.errors import PyMongoError
 from harness.core.ports import TargetUnavailable
 from harness.drivers.executor.adapter import hello_problems
 from harness.drivers.executor.process import HELLO_TIMEOUT_S, PROTOCOL_VERSION, ExecutorFailure, ExecutorProcess
-from harness.targets.connection_strings import redact_text
+from harness.shared.connection_strings import redact_text
 
 REQUEST_TIMEOUT_S = 20.0
 

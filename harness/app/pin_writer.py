@@ -13,9 +13,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from harness.app.spec_sources import SpecSourceError, is_source, resolve
+from harness.app.spec_sources import SpecSourceError, resolve
 from harness.core.project_data import project_data
 from harness.formats.pins import pin_entries, pins_folder, read_manifest, read_source, write_manifest
+from harness.formats.source_names import is_source
 
 #: What a manifest keeps of a source's origin: the facts that say which bytes it was (not when, not where).
 ORIGIN_FIELDS = ("kind", "project", "version", "archive", "sha256", "url", "commit")

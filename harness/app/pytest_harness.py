@@ -174,7 +174,7 @@ def _harness_run(config: pytest.Config) -> Any:
         note_pins(options, loaded, lambda text: print(text, file=sys.stderr))
         note_plugin_problems(options)
         options.notes.loaded = [test.test_id for test in loaded]
-        from harness.targets.connection_strings import redact_text
+        from harness.shared.connection_strings import redact_text
 
         workerinput = getattr(config, "workerinput", None)  # a pytest-xdist worker
         if workerinput is not None:

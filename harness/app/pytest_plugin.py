@@ -53,7 +53,8 @@ def _values(args: list[str], flag: str) -> list[str]:
 
 def _resolve_sources(args: list[str]) -> None:
     """``--specs pypi:pymongo==4.20.0`` (or ``git:...``): fetched if need be, then given as its local folder."""
-    from harness.app.spec_sources import is_source, resolve
+    from harness.app.spec_sources import resolve
+    from harness.formats.source_names import is_source
 
     for index, arg in enumerate(args):
         if arg == "--specs" and index + 1 < len(args) and is_source(args[index + 1]):

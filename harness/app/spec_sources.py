@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import shutil
 import sys
 import tarfile
@@ -47,16 +46,13 @@ from harness.core.project_data import DATA_FOLDERS, project_data
 from harness.engine import child_processes
 from harness.formats.cache import cache_dir
 from harness.formats.pins import sha256_of
+from harness.formats.source_names import GIT_SOURCE, PROJECT_SOURCE, PYPI_SOURCE
 from harness.formats.special_files import unread_entries, unread_note
 
 ORIGIN_FILE = "origin.json"
 #: What each pypi: source takes from pymongo's sdist: name -> folders under the sdist's test/.
 PYPI_PARTS = {"": ("change_streams/unified",), "selftests": ("unified-test-format",)}
 DEFAULT_GIT_PATH = "source/change-streams/tests"
-
-_PYPI = re.compile(r"^pypi:(?P<project>[A-Za-z0-9_.-]+)==(?P<version>[A-Za-z0-9_.+-]+)(?:#(?P<part>[a-z-]+))?$")
-_GIT = re.compile(r"^git:(?P<url>.+)@(?P<commit>[0-9a-fA-F]{7,40})(?:#(?P<path>.+))?$")
-_PROJECT = re.compile(r"^project:(?P<path>[A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.-]+)*)/?$")
 
 
 class SpecSourceError(Exception):
@@ -69,34 +65,9 @@ class Resolved:
     origin: dict[str, Any]
 
 
-#: The main job's sources when a command is given none: the pinned upstream legacy and unified folders
-#: (``../shared/specs`` beside a checkout) and the project's supplementary scenarios; without the shared
-#: folder (an installed wheel), the unified tests of the pinned pymongo sdist (``specs/pins/``) instead.
-MAIN_JOB_SHARED = ("upstream/legacy", "upstream/unified")
-MAIN_JOB_PROJECT = "project:scenarios/supplementary"
-MAIN_JOB_FALLBACK = "pypi:pymongo==4.20.0"
-
-
-def main_job_sources() -> list[str]:
-    """The spec sources the main job reads by default (``harness certify``, ``harness matrix``), each as
-    ``--specs`` takes it: the same files whatever the working directory."""
-    from harness.core.project_data import shared_specs
-
-    shared = shared_specs()
-    if shared is not None and all((shared / part).is_dir() for part in MAIN_JOB_SHARED):
-        upstream = [str(shared / part) for part in MAIN_JOB_SHARED]
-    else:
-        upstream = [MAIN_JOB_FALLBACK]
-    return [*upstream, MAIN_JOB_PROJECT]
-
-
-def is_source(text: str) -> bool:
-    return bool(_PYPI.match(text) or _GIT.match(text) or _PROJECT.match(text))
-
-
 def resolve(text: str, *, fetch: bool = True) -> Resolved:
     """The local path a ``--specs`` value names, fetching it first if it is a source not yet cached."""
-    pypi, git, project = _PYPI.match(text), _GIT.match(text), _PROJECT.match(text)
+    pypi, git, project = PYPI_SOURCE.match(text), GIT_SOURCE.match(text), PROJECT_SOURCE.match(text)
     if project:
         return _project_data(text, project["path"].split("/"))
     if pypi:

@@ -2,7 +2,7 @@
 
 The one redaction of the project. It is pure text, so every layer may use it: the engine's messages name a target
 given as ``uri=...``, the app prints labels, the matrix writes command lines, reports show targets. Callers hand it
-any text (one connection string, a command line, an error); :func:`harness.targets.connection_strings.redact` is
+any text (one connection string, a command line, an error); :func:`harness.shared.connection_strings.redact` is
 the same rules under the name the connection-string module has always offered.
 
 What is a secret, and why each rule exists:

@@ -157,3 +157,33 @@ class SpecTest:
     def test_id(self) -> str:
         """Stable identity used by expected-outcome files: ``format/file::description``."""
         return f"{self.format}/{self.file_stem}::{self.description}"
+
+    # -- the runnable port (harness.core.ports.Runnable): what a run asks any test --------------------------------
+
+    @property
+    def name(self) -> str:
+        return self.description
+
+    @property
+    def spec_file(self) -> str:
+        return self.file
+
+    @property
+    def clauses(self) -> tuple[str, ...]:
+        from harness.core.causes import clauses_of  # causes reads the model: imported when asked
+
+        return clauses_of(self)
+
+    @property
+    def ends_with_target(self) -> bool:
+        return True  # a spec test never restarts its target
+
+    def early_verdict(self, run: Any) -> Any:
+        """The run's spec runner's preflight (requirements, skip rules)."""
+        return run.runner.preflight(self)
+
+    def open_case(self, run: Any) -> Any:
+        return run.runner.case(self)
+
+    def deadline_s(self, run: Any) -> float | None:
+        return None  # the run's per-test timeout

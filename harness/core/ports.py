@@ -383,5 +383,77 @@ class Target(Protocol):
         The run stops at the next test with this reason."""
         ...
 
+    def restart_problem(self) -> str | None:
+        """Why the harness cannot restart this deployment in place now (not one it started, in-memory storage, not
+        running); None: it can (a fault campaign's restart faults ask first)."""
+        ...
+
+    def restart_in_place(self, down_s: float = 0.0) -> float:
+        """Stop the server, wait ``down_s``, start it again on the same port and storage; the seconds it took. Only
+        when :meth:`restart_problem` is None; else it raises :class:`TargetUnavailable` with that problem."""
+        ...
+
 
 # -- fault backends ------------------------------------------------------------------------
+
+
+# -- anything that runs as a test ----------------------------------------------------------
+
+
+class Runnable(Protocol):
+    """Anything a run runs as one test and records: a spec test (:class:`harness.core.model.SpecTest`), or a
+    code-defined check (:class:`harness.engine.run.Check`: a prose test, a server check, a campaign).
+
+    The run, the composition root and ``harness coverage`` ask a test these and never which kind it is. ``run`` is
+    the :class:`harness.engine.run.HarnessRun` the test runs in (the core does not import the engine).
+    """
+
+    #: The record's ``format`` and ``file``.
+    format: str
+    file: str
+
+    @property
+    def test_id(self) -> str: ...
+
+    @property
+    def spec_file(self) -> str | None:
+        """The spec file it was loaded from; None: code defines it (no file to pin or to check against a schema)."""
+        ...
+
+    @property
+    def schema(self) -> str | None:
+        """The JSON schema its file was checked against, ``"none"`` when none was found, None when none applies."""
+        ...
+
+    @property
+    def line(self) -> int | None:
+        """The record's ``line`` (None: code defines it)."""
+        ...
+
+    @property
+    def name(self) -> str:
+        """The record's ``test``: a spec test's description, a check's name."""
+        ...
+
+    @property
+    def clauses(self) -> tuple[str, ...]:
+        """What its checks can report (:func:`harness.core.causes.clauses_of`), for ``harness coverage``."""
+        ...
+
+    @property
+    def ends_with_target(self) -> bool:
+        """Whether the target's process exiting ends it at once: a spec test never restarts its target; a check may
+        restart it itself (a campaign's restart fault), so the run looks only after it ends."""
+        ...
+
+    def early_verdict(self, run: Any) -> Any:
+        """The verdict of a test that must not run here (a requirement the target does not meet), or None."""
+        ...
+
+    def open_case(self, run: Any) -> Any:
+        """The :class:`harness.engine.lifecycle.Case` that runs it (its set-up done)."""
+        ...
+
+    def deadline_s(self, run: Any) -> float | None:
+        """Its own per-test timeout (a campaign sets its budget); None: the run's."""
+        ...

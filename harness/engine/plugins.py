@@ -218,7 +218,7 @@ def install(registry: Registry, name: str, module: Any) -> None:
     """Call one plug-in's ``install``; a plug-in that fails is a recorded problem, not a crashed run."""
     hook = getattr(module, "install", None)
     if not callable(hook):
-        registry.problems.append(f"{name}: {getattr(module, '__name__', module)} has no install(registry)")
+        registry.problems.append(f"{name}: {module!r} has no install(registry)")
         return
     hook(registry)
     registry.installed.append(name)

@@ -4,8 +4,9 @@ Every front end (the ``harness`` CLI, the pytest plugin, the prose tests'
 conftest, ``harness campaign``) drives tests through a :class:`HarnessRun`, so
 they give the same verdicts and write the same records. Tests come in as
 :class:`~harness.core.model.SpecTest` (spec files) or as :class:`CodeDefinedTest`
-(prose tests, campaigns and other code-defined tests); both go through the
-one per-test lifecycle (:func:`harness.engine.lifecycle.run_case`). Which
+(prose tests, campaigns and other code-defined tests); both are a
+:class:`~harness.core.ports.Runnable`, and the run asks that, never which kind a test is,
+before the one per-test lifecycle (:func:`harness.engine.lifecycle.run_case`). Which
 target, driver and fail-point backend a run uses is looked up by name in the
 plug-in table (:mod:`harness.engine.plugins`); this module names none.
 """
@@ -20,13 +21,13 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from harness.core.causes import of_verdict
+from harness.core.causes import clauses_of, of_verdict
 from harness.core.credentials import redact_text
 from harness.core.expectations import Classification, Expectations, ExpectationsError, with_uri_options
-from harness.core.model import SpecTest
 from harness.core.ports import (
     DriverAdapter,
     PairIncompatible,
+    Runnable,
     Target,
     TargetInfo,
     TargetUnavailable,
@@ -93,6 +94,36 @@ class CodeDefinedTest:
     @property
     def test_id(self) -> str:
         return f"{self.format}/{self.file}::{self.name}"
+
+    # -- the runnable port (harness.core.ports.Runnable): what a run asks any test --------------------------------
+    @property
+    def spec_file(self) -> None:
+        return None  # code defines it: no spec file to pin, no schema, no line
+
+    @property
+    def schema(self) -> None:
+        return None
+
+    @property
+    def line(self) -> None:
+        return None
+
+    @property
+    def clauses(self) -> tuple[str, ...]:
+        return clauses_of(None)
+
+    @property
+    def ends_with_target(self) -> bool:
+        return False  # it may restart the target itself (a campaign's restart fault)
+
+    def early_verdict(self, run: HarnessRun) -> Verdict | None:
+        return self.preflight(run) if self.preflight else None
+
+    def open_case(self, run: HarnessRun) -> Case:
+        return self.open(run)
+
+    def deadline_s(self, run: HarnessRun) -> float | None:
+        return self.timeout_s(run) if self.timeout_s else None
 
 
 @dataclass
@@ -258,29 +289,23 @@ class HarnessRun:
                 problems.append(f"clean-up step {name!r} failed: {exc}")
         return problems
 
-    def verdict(self, test: SpecTest | CodeDefinedTest) -> Verdict:
+    def verdict(self, test: Runnable) -> Verdict:
         """The one per-test lifecycle, for a spec test and a code-defined check alike."""
         assert self.runner is not None
-        runner = self.runner
-        if isinstance(test, SpecTest):
-            early = runner.preflight(test)
-            open_case: Callable[[], Case] = partial(runner.case, test)
-            timeout = self.options.settings.test_timeout_s
-        else:
-            early = test.preflight(self) if test.preflight else None
-            open_case = partial(test.open, self)
-            timeout = test.timeout_s(self) if test.timeout_s else self.options.settings.test_timeout_s
+        early: Verdict | None = test.early_verdict(self)
+        deadline = test.deadline_s(self)
+        timeout = self.options.settings.test_timeout_s if deadline is None else deadline
         if early is not None:
             return early
         try:
-            case = open_case()
+            case: Case = test.open_case(self)
         except Exception as exc:
             return Verdict(ERROR, f"set-up: {type(exc).__name__}: {exc}")
         # Only a driver that says it can be restarted is (an in-process one would make a timeout wait for nothing).
         restart = self.driver.restart if self.driver.restartable else None
         # A spec test never restarts its target, so its target's process exiting ends it at once; a check may
         # restart the target itself (a campaign's restart fault), so it is looked at only after it ends.
-        stop_if = self.target_lost if isinstance(test, SpecTest) else None
+        stop_if = self.target_lost if test.ends_with_target else None
         return run_case(case, self.cleanup, timeout, on_abandoned=restart, stop_if=stop_if)
 
     def target_lost(self) -> str | None:
@@ -303,7 +328,7 @@ class HarnessRun:
                 self._target_lost = redact_text(refused)
         return self._target_lost
 
-    def _verdict_on_target(self, test: SpecTest | CodeDefinedTest) -> Verdict:
+    def _verdict_on_target(self, test: Runnable) -> Verdict:
         """The test's verdict, unless the target was gone before it (not run) or went during it (said so)."""
         lost = self.target_lost()
         if lost is not None:
@@ -316,7 +341,7 @@ class HarnessRun:
             )
         return verdict
 
-    def run_test(self, test: SpecTest | CodeDefinedTest) -> TestResult:
+    def run_test(self, test: Runnable) -> TestResult:
         assert self.provenance is not None
         started_at, start = utc_now(), time.perf_counter()
         verdict = self._verdict_on_target(test)
@@ -333,7 +358,7 @@ class HarnessRun:
         self.last_recorded = test.test_id  # a stop signal after this line must not record the test again
         return result
 
-    def record_interrupted(self, test: SpecTest | CodeDefinedTest, reason: str) -> TestResult | None:
+    def record_interrupted(self, test: Runnable, reason: str) -> TestResult | None:
         """The record of a test a stop signal cut short (its teardown already ran): an ``error`` saying why; None
         when the signal came after the test's own record was written (nothing is recorded twice)."""
         assert self.provenance is not None
@@ -361,7 +386,7 @@ def driver_record(driver: DriverAdapter, iteration_mode: str | None = None) -> d
 
 
 def result_of(
-    test: SpecTest | CodeDefinedTest,
+    test: Runnable,
     verdict: Verdict,
     provenance: RunProvenance,
     expectations: Expectations,
@@ -374,7 +399,7 @@ def result_of(
     :meth:`HarnessRun.run_test` uses it, and so does a parallel run for a test whose worker died under it
     (:mod:`harness.app.parallel`), so both records have every field.
     """
-    name, line = (test.description, test.line) if isinstance(test, SpecTest) else (test.name, None)
+    name, line = test.name, test.line
     rules = rules or RuleIndex()
     checked = rules.rules_for(test.test_id, name)
     causes = of_verdict(verdict.outcome, verdict.message, verdict.causes, checked)

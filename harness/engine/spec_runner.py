@@ -45,6 +45,7 @@ from harness.core.model import (
     NOT_GIVEN,
     TEST_RUNNER,
     CollectionData,
+    EntitySpec,
     EventExpectation,
     LogExpectation,
     Operation,
@@ -606,7 +607,7 @@ def wants_fast_heartbeats(test: SpecTest) -> bool:
     clients = [entity for entity in test.entities if entity.kind == "client"]
     for op in test.operations:
         if op.object == TEST_RUNNER and op.name == "createEntities":
-            clients += [e for e in op.arguments.get("entities", []) if getattr(e, "kind", None) == "client"]
+            clients += [e for e in op.arguments.get("entities", []) if isinstance(e, EntitySpec) and e.kind == "client"]
     return not any(
         k.lower() == "heartbeatfrequencyms" for client in clients for k in client.options.get("uriOptions", {})
     )

@@ -28,6 +28,7 @@ from typing import Any
 import yaml
 
 from harness.core.model import SpecTest
+from harness.core.ports import Runnable
 from harness.core.project_data import project_data
 from harness.formats.data_yaml import load_data_yaml
 from harness.formats.loaders import format_of, load_file
@@ -131,13 +132,13 @@ def pin_checked(files: Iterable[tuple[Path, list[SpecTest]]], index: PinIndex) -
     return checked
 
 
-def file_statuses(tests: list[Any], index: PinIndex) -> dict[str, str]:
+def file_statuses(tests: list[Runnable], index: PinIndex) -> dict[str, str]:
     """Each spec file of these tests and its standing; a file with a pin error test is miscounted.
 
     Needs no test count, so it gives the same answer for every slice of a run (``-k``, a worker's tests).
     """
-    files = dict.fromkeys(test.file for test in tests if isinstance(test, SpecTest) and Path(test.file).is_file())
-    miscounted = {test.file for test in tests if isinstance(test, SpecTest) and test.description == PIN_ERROR}
+    files = dict.fromkeys(t.spec_file for t in tests if t.spec_file is not None and Path(t.spec_file).is_file())
+    miscounted = {t.spec_file for t in tests if t.spec_file is not None and t.name == PIN_ERROR}
     return {file: MISCOUNTED if file in miscounted else index.status(Path(file)).status for file in files}
 
 

@@ -19,7 +19,7 @@ from itertools import product
 from typing import Any
 
 from harness.matrix.definition import VERSIONED_TARGETS, Driver, MatrixDefinition
-from harness.targets.connection_strings import redact as redact_uri
+from harness.shared.connection_strings import redact as redact_uri
 
 #: Extras of the harness a target needs in the cell's environment.
 TARGET_EXTRAS = {"testcontainers": ("containers",)}

@@ -35,7 +35,7 @@ import yaml
 
 from harness.formats.data_yaml import load_data_yaml
 from harness.formats.strict_reader import InputError
-from harness.targets.connection_strings import redact as redact_uri
+from harness.shared.connection_strings import redact as redact_uri
 
 #: The suites a cell runs, in the main job's order (default: all of them, as ``harness run --suite all`` with the
 #: main job's ``--specs``).
@@ -287,7 +287,7 @@ def _server(item: str, where: str) -> str:
     if name == "uri":
         if not argument.startswith(("mongodb://", "mongodb+srv://")):
             raise DefinitionError(f"{where}: uri= needs a mongodb:// or mongodb+srv:// connection string")
-        from harness.targets.connection_strings import ConnectionStringError, validate
+        from harness.shared.connection_strings import ConnectionStringError, validate
 
         try:
             validate(argument)  # an SRV URI is checked without resolving it
@@ -316,7 +316,7 @@ def _source(value: Any, where: str, base: Path) -> str:
     """A ``--specs`` value: a source (``project:``, ``pypi:``, ``git:``) as written, or a path made absolute."""
     if not isinstance(value, str) or not value.strip():
         raise DefinitionError(f"{where}: expected a path or a spec source, got {value!r}")
-    from harness.app.spec_sources import is_source
+    from harness.formats.source_names import is_source
 
     if is_source(value.strip()):
         return value.strip()
@@ -412,9 +412,9 @@ def _kinds(value: Any, where: str) -> tuple[str, ...]:
 
 
 def default_sources() -> dict[str, str]:
-    """Each spec suite's default: the main job's sources (``harness.app.spec_sources.main_job_sources``), the same
+    """Each spec suite's default: the main job's sources (``harness.formats.source_names.main_job_sources``), the same
     whatever the working directory."""
-    from harness.app.spec_sources import main_job_sources
+    from harness.formats.source_names import main_job_sources
 
     return dict(zip(SPEC_SUITES, main_job_sources(), strict=True))
 

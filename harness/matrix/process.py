@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.engine import child_processes
-from harness.targets.connection_strings import redact_text
+from harness.shared.connection_strings import redact_text
 
 #: How long a stopped child gets to clean up after SIGINT before it is killed.
 STOP_GRACE_S = 5.0

@@ -27,7 +27,7 @@ from pymongo import MongoClient
 from pymongo.errors import OperationFailure, PyMongoError
 
 from harness.core.ports import TargetInfo, TargetUnavailable
-from harness.targets.target_base import TargetBase
+from harness.shared.target_base import TargetBase
 
 REPLICA_SET = "rs0"
 MONGOD_PORT = 27017

@@ -27,7 +27,7 @@ from pymongo.errors import PyMongoError
 
 from harness.core.ports import TargetInfo, TargetUnavailable
 from harness.engine import child_processes
-from harness.targets.target_base import TargetBase, discard_log, secantus_package
+from harness.shared.target_base import TargetBase, discard_log, secantus_package
 
 _START_TIMEOUT_S = 30.0
 _STOP_TIMEOUT_S = 10.0

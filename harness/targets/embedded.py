@@ -25,7 +25,7 @@ import time
 from typing import Any
 
 from harness.core.ports import TargetInfo, TargetUnavailable
-from harness.targets.target_base import TargetBase, discard_log, secantus_package, secantus_package_version
+from harness.shared.target_base import TargetBase, discard_log, secantus_package, secantus_package_version
 
 
 class EmbeddedSecantus(TargetBase):

@@ -15,7 +15,7 @@ The argument, parsed in one place (:func:`parse_argument`):
                        ``library`` (the library's default), a version the library enumerates (its
                        own wire version), or any X.Y MongoDB released (that release's wire version);
 ``present=replicaset`` a wire proxy presents it as a one-member replica set
-                       (:mod:`faults.wire.presented_topology`): opt-in, recorded as presented.
+                       (:mod:`harness.shared.wire.presented_topology`): opt-in, recorded as presented.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from typing import Any
 from harness.core.ports import TargetInfo, TargetUnavailable, WireVersionRefused
 from harness.engine import child_processes
 from harness.formats.cache import cache_dir
-from harness.targets.target_base import TargetBase, discard_log
+from harness.shared.target_base import TargetBase, discard_log
 
 DEFAULT_RELEASE = "1.47.0"
 #: The reported version when none is asked for: the library's own default (5.0 at wire version 8) is
@@ -298,7 +298,7 @@ class MongoJavaServer(TargetBase):
         """With ``present=replicaset``, a proxy in front and the URI through it; the native topology (or None)."""
         if self.options.present is None:
             return None
-        from faults.wire.presented_topology import FAILPOINTS_BY_PRESENTATION, PresentedReplicaSet
+        from harness.shared.wire.presented_topology import FAILPOINTS_BY_PRESENTATION, PresentedReplicaSet
 
         self.connect_admin()  # detection on the server itself: its native topology
         native = self.info.topology

@@ -42,7 +42,7 @@ from typing import Any
 from pymongo import monitoring
 
 from harness.core.ports import TargetUnavailable
-from harness.targets import connection_strings
+from harness.shared import connection_strings
 
 #: The run option's name (``--allow-destructive``), and its key in the provenance every record carries.
 ALLOW_DESTRUCTIVE = "allow_destructive"
@@ -95,7 +95,7 @@ def normalised_name(name: str) -> str:
         address = ipaddress.ip_address(bare)
     except ValueError:
         return bare
-    mapped = getattr(address, "ipv4_mapped", None)
+    mapped = address.ipv4_mapped if isinstance(address, ipaddress.IPv6Address) else None
     return str(mapped if mapped is not None else address)
 
 

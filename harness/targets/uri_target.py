@@ -41,7 +41,8 @@ from pymongo import MongoClient, monitoring
 from pymongo.errors import PyMongoError
 
 from harness.core.ports import TargetInfo, TargetUnavailable
-from harness.targets import connection_strings
+from harness.shared import connection_strings
+from harness.shared.target_base import TargetBase, admin_timeouts
 from harness.targets.safety import (
     ALLOWED_HOSTS,
     DestructiveTargetRefused,
@@ -56,7 +57,6 @@ from harness.targets.safety import (
     reported_members,
     split_address,
 )
-from harness.targets.target_base import TargetBase, admin_timeouts
 
 #: How long a probe waits for a seed, unless the connection string sets its own timeouts: the admin client's wait.
 PROBE_TIMEOUT_MS = 10_000

@@ -21,8 +21,8 @@ from pymongo.synchronous import change_stream as sync_change_stream
 from pymongo.synchronous import command_cursor as sync_command_cursor
 
 import prose_tests
-from faults.wire.replica_set import ReplicaSetConfigError
-from faults.wire.shaping_route import replica_set_for_test
+from harness.shared.wire.replica_set import ReplicaSetConfigError
+from harness.shared.wire.shaping_route import replica_set_for_test
 
 CHECKS = {prose_tests.check_id(check): check for check in prose_tests.CHECKS}
 

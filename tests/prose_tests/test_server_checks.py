@@ -1,7 +1,7 @@
 """The server checks (prose_tests/server_checks.py) judge the server alone, and each is proven by a broken server.
 
 SecantusDB 0.7 as shipped opens a change stream for an aggregate naming two start points (a known deviation,
-reproduced by harness/targets/repro/secantusdb_two_start_points.py), so the check fails on it and names every
+reproduced by tests/repro/secantusdb/secantusdb_two_start_points.py), so the check fails on it and names every
 pair; SecantusDB patched to refuse each pair, as mongod does, passes; one that refuses one pair only still
 fails, naming the two others (a breakage of one code path of three).
 """

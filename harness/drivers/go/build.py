@@ -41,7 +41,7 @@ RELEASE_PATTERN = re.compile(r"^v?\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$")
 
 
 def module_files(source_dir: Path = SOURCE_DIR) -> list[Path]:
-    """What the build reads: the module's ``.go`` files (not ``repro/``), ``go.mod`` and ``go.sum``."""
+    """What the build reads: the module's ``.go`` files, ``go.mod`` and ``go.sum``."""
     files = sorted(path for path in source_dir.glob("*.go") if path.is_file())
     return [*files, source_dir / "go.mod", source_dir / "go.sum"]
 

@@ -224,7 +224,7 @@ def write_lock(releases: list[str]) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m harness.drivers.java.build", description=__doc__.split("\n")[0])
     parser.add_argument("--lock", action="store_true", help="rewrite dependencies.lock for the pinned release")
-    parser.add_argument("--classpath", action="store_true", help="print the driver's jars only (for repro/)")
+    parser.add_argument("--classpath", action="store_true", help="print the driver's jars only (for tests/repro/java/)")
     parser.add_argument("releases", nargs="*", help="more mongodb-driver-sync releases to build (or to lock)")
     options = parser.parse_args(argv)
     if options.lock:

@@ -24,7 +24,7 @@ from harness.drivers.pymongo.operations import OPERATIONS
 from harness.drivers.pymongo.spec_options import collection_options
 from harness.drivers.pymongo.stream_clock import StreamClock
 from harness.drivers.pymongo.timeouts import client_timeout, remember
-from harness.targets.connection_strings import single_host_uri
+from harness.shared.connection_strings import single_host_uri
 
 #: Client entity options this adapter implements; any other is refused by name rather than
 #: ignored (ignoring, say, ``awaitMinPoolSizeMS`` would silently change what a test observes).

@@ -52,7 +52,7 @@ def error_info(exc: BaseException) -> ErrorInfo:
     # OperationFailure; it is still the server's error, with the server's code.
     server_reply = isinstance(exc, errors.NotPrimaryError) and details is not None and "code" in details
     is_server = isinstance(exc, errors.OperationFailure) or server_reply
-    code = getattr(exc, "code", None) if isinstance(exc, errors.OperationFailure) else None
+    code = exc.code if isinstance(exc, errors.OperationFailure) else None
     if server_reply:
         code = details["code"]  # type: ignore[index]
     code_name = details.get("codeName") if details else None

@@ -45,7 +45,7 @@ BUILD_JOBS = os.environ.get("HARNESS_RUST_BUILD_JOBS", "")
 
 
 def project_files(source_dir: Path = SOURCE_DIR) -> list[Path]:
-    """What the build reads: ``src/**/*.rs`` (not ``repro/``), ``build.rs``, ``Cargo.toml`` and ``Cargo.lock``."""
+    """What the build reads: ``src/**/*.rs``, ``build.rs``, ``Cargo.toml`` and ``Cargo.lock``."""
     sources = sorted(path for path in (source_dir / "src").rglob("*.rs") if path.is_file())
     return [*sources, source_dir / "build.rs", source_dir / "Cargo.toml", source_dir / "Cargo.lock"]
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from faults.failpoints import plugin
-from faults.wire.presented_topology import FAILPOINTS_BY_PRESENTATION, PresentedReplicaSet
-from harness.targets.target_base import TargetBase
+from harness.shared.target_base import TargetBase
+from harness.shared.wire.presented_topology import FAILPOINTS_BY_PRESENTATION, PresentedReplicaSet
 
 
 def _target(admin_failpoints: str = "native") -> SimpleNamespace:
@@ -31,7 +31,7 @@ def test_fail_points_answered_by_a_presenting_proxy_are_named_so():
 
 
 def test_auto_keeps_the_presenting_proxys_name_when_it_accepts_the_probe(monkeypatch):
-    from faults.failpoints.backends import NativeFailPoints
+    from harness.shared.failpoint_backends import NativeFailPoints
 
     monkeypatch.setattr(NativeFailPoints, "supported", lambda self: True)
     setup = plugin.auto(_target(admin_failpoints=FAILPOINTS_BY_PRESENTATION))

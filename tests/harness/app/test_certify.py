@@ -18,7 +18,7 @@ import pytest
 
 from harness.app.certify import expectation_entries, rule_catalogue
 from harness.app.cli import main
-from harness.app.spec_sources import main_job_sources
+from harness.formats.source_names import main_job_sources
 from tests.conftest import require_shared_specs
 
 PLANTED_RULE = "SRV-START-NOW"

@@ -20,7 +20,7 @@ import pytest
 from harness.core.credentials import SENSITIVE_URI_OPTIONS, redact_text
 from harness.core.ports import TargetUnavailable
 from harness.core.records import RunProvenance, make_record
-from harness.targets import connection_strings
+from harness.shared import connection_strings
 from harness.targets.safety import DestructiveTargetRefused, check_destructive
 from harness.targets.uri_target import UriTarget
 from tests.helpers import LEGACY_HEADER, PASSING

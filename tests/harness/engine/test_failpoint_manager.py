@@ -6,9 +6,9 @@ import pytest
 from pymongo import MongoClient
 from pymongo.errors import OperationFailure
 
-from faults.failpoints.backends import NativeFailPoints
 from harness.core.ports import FailPointError
 from harness.engine.failpoint_manager import FailPointManager
+from harness.shared.failpoint_backends import NativeFailPoints
 from tests.helpers import legacy_tests
 
 FAIL_INSERTS = """
@@ -204,8 +204,8 @@ def test_an_emulated_point_armed_behind_the_managers_back_is_found_and_turned_of
     """A driver may send configureFailPoint through the wire proxy itself: teardown asks the proxy."""
     from secantus import SecantusDBServer
 
-    from faults.failpoints.backends import EmulatedFailPoints
-    from faults.wire import WireProxy
+    from harness.shared.failpoint_backends import EmulatedFailPoints
+    from harness.shared.wire import WireProxy
 
     server = SecantusDBServer(port=0, storage_path=":memory:", enable_test_commands=False)
     server.start()

@@ -97,7 +97,7 @@ def _new_plugin_module() -> types.ModuleType:
         return EmbeddedSecantus()
 
     def counting(target):
-        from faults.failpoints.backends import NativeFailPoints
+        from harness.shared.failpoint_backends import NativeFailPoints
 
         return FailPointSetup(CountingBackend(NativeFailPoints(target.admin)), target.uri)
 

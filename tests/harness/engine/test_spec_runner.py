@@ -215,7 +215,7 @@ class _AdminOf:
 
 def test_set_up_drops_again_when_a_lingering_write_recreates_the_collection():
     from harness.core.ports import TargetAdminError
-    from harness.targets.target_base import RECREATE_ATTEMPTS, TargetBase
+    from harness.shared.target_base import RECREATE_ATTEMPTS, TargetBase
 
     target = TargetBase("fake")
     target.admin = _AdminOf(database := _ReappearingCollection(times=1))

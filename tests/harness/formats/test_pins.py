@@ -13,10 +13,11 @@ from pathlib import Path
 import pytest
 
 from harness.app import cli, pin_writer
-from harness.app.spec_sources import SpecSourceError, is_source, resolve
+from harness.app.spec_sources import SpecSourceError, resolve
 from harness.formats import loaders, pins
 from harness.formats.loaders import load_file
 from harness.formats.pins import CHANGED, MISCOUNTED, PIN_ERROR, PINNED, UNPINNED, PinIndex
+from harness.formats.source_names import is_source
 from tests.harness.app.test_cli import FAILING, PASSING
 from tests.helpers import LEGACY_HEADER, UNIFIED_RUNNER_DATA
 from tests.paths import REPO

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.app.spec_sources import MAIN_JOB_FALLBACK, MAIN_JOB_PROJECT
+from harness.formats.source_names import MAIN_JOB_FALLBACK, MAIN_JOB_PROJECT
 from harness.matrix.cli import add_matrix_arguments
 from harness.matrix.definition import MAIN_JOB, SUITES, DefinitionError, Driver, load_definition
 from tests.paths import SHARED_SPECS

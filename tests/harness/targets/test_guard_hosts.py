@@ -20,8 +20,8 @@ from typing import Any
 import bson
 import pytest
 
-from faults.wire import protocol as wire
 from harness.core.ports import TargetAdminError
+from harness.shared.wire import protocol as wire
 from harness.targets.safety import (
     DestructiveTargetRefused,
     LoopbackWatch,

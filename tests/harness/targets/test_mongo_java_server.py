@@ -20,19 +20,19 @@ import pytest
 from pymongo import MongoClient
 from pymongo.errors import OperationFailure
 
-from faults.wire.presented_topology import PRESENTED_SET_NAME, presented_hello
 from harness.app import cli
 from harness.core.ports import TargetUnavailable
+from harness.shared.target_base import describe
+from harness.shared.wire.presented_topology import PRESENTED_SET_NAME, presented_hello
 from harness.targets import mongo_java_server
 from harness.targets.mongo_java_server import MongoJavaServer, Options, parse_argument
-from harness.targets.target_base import describe
 from tests.paths import REPO, SHARED_SPECS
 
 needs_java = pytest.mark.skipif(
     shutil.which("java") is None or shutil.which("javac") is None or shutil.which("mvn") is None,
     reason="mongo-java-server needs java, javac and mvn",
 )
-REPRO = REPO / "harness" / "targets" / "mongo_java_server" / "repro" / "mongo_java_server_deviations.py"
+REPRO = REPO / "tests" / "repro" / "mongo_java_server" / "mongo_java_server_deviations.py"
 
 
 def _alive(pid: int) -> bool:

@@ -160,7 +160,7 @@ def test_a_run_touches_only_the_databases_and_collections_its_tests_name(tmp_pat
     """The runners drop what a test names (``database_name``, ``database2_name``, ``initialData``), nothing else."""
     from secantus import SecantusDBServer
 
-    from harness.targets.target_base import MongoClient
+    from harness.shared.target_base import MongoClient
 
     server = SecantusDBServer(port=0, storage_path=":memory:")
     server.start()
@@ -199,7 +199,7 @@ def test_a_run_touches_only_the_databases_and_collections_its_tests_name(tmp_pat
     ],
 )
 def test_every_connection_string_in_free_text_has_its_password_hidden(text, shown):
-    from harness.targets.connection_strings import redact_text
+    from harness.shared.connection_strings import redact_text
 
     assert redact_text(text) == shown
 

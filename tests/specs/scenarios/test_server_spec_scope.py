@@ -2,7 +2,7 @@
 system collections, and cluster streams the admin, config and local databases.
 
 SecantusDB 0.7 reports them (a known deviation, reproduced by
-harness/drivers/pymongo/repro/secantus_cluster_scope_and_stages.py), so as shipped both scenarios fail; patched
+tests/repro/pymongo/secantus_cluster_scope_and_stages.py), so as shipped both scenarios fail; patched
 to leave them out (``secantus.changestreams._scope_matches``) both pass; patched to leave out only system
 collections, the cluster scenario still fails (a breakage of one path of two).
 """

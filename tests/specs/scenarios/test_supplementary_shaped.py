@@ -4,7 +4,7 @@ supplementary/wire-version.yml and supplementary/missing-resume-token.yml pass o
 first by being skipped, see below).
 
 These rules are about replies no modern server sends, so the wire proxy shapes
-them (faults/wire/shaping.py). Each scenario must fail for a pymongo that
+them (harness/shared/wire/shaping.py). Each scenario must fail for a pymongo that
 breaks its rule and pass for one that follows it; both are pymongo patched for
 the length of one test (``monkeypatch``), never the product.
 

@@ -18,13 +18,13 @@ import bson
 import pytest
 from bson.timestamp import Timestamp
 
-from faults.wire import WireProxy
 from harness.core.model import EntitySpec
 from harness.core.observations import NoChangeWithin
 from harness.core.resume_tokens import SECANTUSDB_BSON, UNREAD
 from harness.drivers.pymongo.adapter import PyMongoAdapter
 from harness.drivers.pymongo.api_shims import ASYNC_API
 from harness.drivers.pymongo.stream_clock import Judgement, StreamClock
+from harness.shared.wire import WireProxy
 from tests.harness.drivers.watched import FILTERED, filtered_change_fails_at_once, op, watch_collection
 
 DRIVERS = ("pymongo", "pymongo-async")

@@ -3,7 +3,7 @@
 A reproduction outside the harness (a few lines of pymongo against the server), checked before the
 standalone shape's failures were judged: the prose tests that open a change stream fail or error on
 ``--target embedded-standalone`` because they carry no topology requirement (a harness gap), not
-because the server deviates. Run: ``python tests/harness/targets/repro/standalone_refuses_change_streams.py``.
+because the server deviates. Run: ``python tests/tests/repro/secantusdb/standalone_refuses_change_streams.py``.
 """
 
 from pymongo import MongoClient
