@@ -19,7 +19,7 @@ from pathlib import Path
 
 from harness.core.project_data import checkout_root
 from harness.matrix.cells import expand
-from harness.matrix.definition import FIELDS, DefinitionError, MatrixDefinition, load_definition
+from harness.matrix.definition import DefinitionError, MatrixDefinition, fields, load_definition
 from harness.matrix.envs import EnvCache, EnvError, default_envs_dir
 from harness.matrix.installers import INSTALLERS, InstallerUnavailable, choose_installer
 from harness.matrix.manifest import Manifest, ManifestError
@@ -48,7 +48,7 @@ def add_matrix_arguments(parser: argparse.ArgumentParser) -> None:
     )
     definition = parser.add_argument_group("the matrix (flags override the --matrix file)")
     definition.add_argument("--matrix", type=Path, metavar="FILE", help="a YAML matrix definition (docs/matrix.md)")
-    for field in FIELDS:
+    for field in fields():
         definition.add_argument(
             field.flag,
             dest=field.dest,
