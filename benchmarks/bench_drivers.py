@@ -110,11 +110,11 @@ def build(name: str) -> tuple[float, str]:
     """Seconds to build (or find in the cache) a built executor, and why it failed ('' when it did not)."""
     if name not in BUILT:
         return 0.0, ""
-    from harness.drivers.executor.known import BUILT_EXECUTORS
+    from harness.engine.plugins import load_plugins
 
     began = time.perf_counter()
     try:
-        BUILT_EXECUTORS[name]()
+        load_plugins().executor_command(name)  # its set-up builds it (or finds it in the cache)
     except Exception as exc:  # any build failure is a row that says why, not a crashed benchmark
         return time.perf_counter() - began, f"build failed: {exc}"
     return time.perf_counter() - began, ""

@@ -64,6 +64,13 @@ def _collect(specs: list[Any]) -> list[Any]:
     return [check]
 
 
+def _choices() -> dict[str, tuple[str, ...]]:
+    """The values of ``--kinds`` (comma-separated), for front ends that pass them on (``harness matrix``)."""
+    from faults.campaign.schedule import KINDS
+
+    return {"kinds": tuple(KINDS)}
+
+
 def install(registry: Any) -> None:
     from harness.engine.plugins import PluginCommand, Suite
 
@@ -74,6 +81,8 @@ def install(registry: Any) -> None:
             add_arguments,
             command,
             run_options=RUN_OPTIONS,
+            starts_processes=True,
+            choices=_choices,
         )
     )
     registry.add_suite(

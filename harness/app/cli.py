@@ -21,6 +21,8 @@ import os
 import select
 import signal
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,57 +37,50 @@ from harness.core.terminal_text import printable
 from harness.engine.results_store import ResultsUnwritable, check_writable
 
 
+@dataclass(frozen=True)
+class AppCommand:
+    """One ``harness`` subcommand: its help, what declares its options, what runs it (its exit status)."""
+
+    help: str
+    add_arguments: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace], int]
+    #: Whether it starts processes (workers, servers, executors, builds): everything they start ends with them,
+    #: however the harness process dies (harness/engine/child_processes.py).
+    starts_processes: bool = False
+
+
+def commands() -> dict[str, AppCommand]:
+    """Every subcommand in the order ``harness --help`` lists them: the app's (:data:`COMMANDS`), then the
+    plug-ins' (``harness campaign``), each declared once."""
+    return {**COMMANDS, **{name: _plugin_command(command) for name, command in compose.plugins().commands.items()}}
+
+
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """Every subcommand; with ``only``, the others are listed but their options not built (start-up time)."""
     parser = argparse.ArgumentParser(prog="harness", description="MongoDB change-stream conformance harness")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    commands = parser.add_subparsers(dest="command", required=True)
-    builders: dict[str, tuple[str, Any]] = {
-        "run": ("run spec tests against a target", add_run_arguments),
-        "specs": ("get the spec files and pin them: harness specs fetch|pin SOURCE", add_specs_arguments),
-    }
-    for command in compose.plugins().commands.values():
-        builders[command.name] = (command.help, _plugin_command_arguments(command))
-    builders["matrix"] = (
-        "run suites over driver x target versions, each cell in its own cached environment",
-        _matrix_arguments,
-    )
-    builders["report"] = (
-        "PySpark report over results files: conformance matrix, regressions, flakiness, failure clusters, HTML page",
-        _report_arguments,
-    )
-    builders["spark"] = (
-        "keep one Spark Connect server running on 127.0.0.1 for reports: harness spark start|stop|status",
-        _spark_arguments,
-    )
-    builders["executor-check"] = (
-        "check a driver executor against docs/executor-protocol.md, message by message",
-        _executor_check_arguments,
-    )
-    builders["coverage"] = (
-        "every MUST and SHOULD of the change-streams spec and the tests that check it",
-        _coverage_arguments,
-    )
-    builders["certify"] = (
-        "run the main job strictly and write a conformance statement for the driver and target (docs/certify.md)",
-        _certify_arguments,
-    )
-    for name, (help_text, build) in builders.items():
-        sub = commands.add_parser(name, help=help_text)
+    subcommands = parser.add_subparsers(dest="command", required=True)
+    for name, command in commands().items():
+        sub = subcommands.add_parser(name, help=command.help)
         if only is None or only == name:
-            build(sub)
+            command.add_arguments(sub)
     return parser
 
 
-def _plugin_command_arguments(command: Any) -> Any:
-    """A plug-in command's options: the run-options rows it takes, its own, and ``--label``."""
+def _plugin_command(command: Any) -> AppCommand:
+    """A plug-in's command: the run-options rows it takes, its own options and ``--label``; run on the composed run."""
 
-    def build(sub: argparse.ArgumentParser) -> None:
+    def add_arguments(sub: argparse.ArgumentParser) -> None:
         add_cli_options(sub, only=command.run_options)
         command.add_arguments(sub)
         add_label_argument(sub)
 
-    return build
+    return AppCommand(
+        command.help,
+        add_arguments,
+        lambda args: int(command.run(args, compose.front_end(args))),
+        starts_processes=command.starts_processes,
+    )
 
 
 def _executor_check_arguments(sub: argparse.ArgumentParser) -> None:
@@ -387,37 +382,76 @@ def command_coverage(args: argparse.Namespace) -> int:
     return run_coverage(args)
 
 
-#: The app's own commands; plug-ins add theirs (``harness campaign``) through the plug-in table.
-COMMANDS = {
-    "run": command_run,
-    "specs": command_specs,
-    "matrix": command_matrix,
-    "report": command_report,
-    "spark": command_spark,
-    "coverage": command_coverage,
-    "executor-check": command_executor_check,
-    "certify": command_certify,
+def _catalogue_arguments(sub: argparse.ArgumentParser) -> None:
+    from harness.app.catalogue import add_catalogue_arguments
+
+    add_catalogue_arguments(sub)
+
+
+def command_catalogue(args: argparse.Namespace) -> int:
+    from harness.app.catalogue import command_catalogue as show
+
+    return show(args)
+
+
+#: The app's own commands, one row each; plug-ins add theirs (``harness campaign``) through the plug-in table.
+COMMANDS: dict[str, AppCommand] = {
+    "run": AppCommand("run spec tests against a target", add_run_arguments, command_run, starts_processes=True),
+    "specs": AppCommand(
+        "get the spec files and pin them: harness specs fetch|pin SOURCE", add_specs_arguments, command_specs
+    ),
+    "matrix": AppCommand(
+        "run suites over driver x target versions, each cell in its own cached environment",
+        _matrix_arguments,
+        command_matrix,
+        starts_processes=True,
+    ),
+    "report": AppCommand(
+        "PySpark report over results files: conformance matrix, regressions, flakiness, failure clusters, HTML page",
+        _report_arguments,
+        command_report,
+    ),
+    "spark": AppCommand(
+        "keep one Spark Connect server running on 127.0.0.1 for reports: harness spark start|stop|status",
+        _spark_arguments,
+        command_spark,
+    ),
+    "executor-check": AppCommand(
+        "check a driver executor against docs/executor-protocol.md, message by message",
+        _executor_check_arguments,
+        command_executor_check,
+        starts_processes=True,
+    ),
+    "coverage": AppCommand(
+        "every MUST and SHOULD of the change-streams spec and the tests that check it",
+        _coverage_arguments,
+        command_coverage,
+    ),
+    "certify": AppCommand(
+        "run the main job strictly and write a conformance statement for the driver and target (docs/certify.md)",
+        _certify_arguments,
+        command_certify,
+        starts_processes=True,
+    ),
+    "catalogue": AppCommand(
+        "the drivers, targets and suites the harness has (--markdown: docs/catalogue.md)",
+        _catalogue_arguments,
+        command_catalogue,
+    ),
 }
-
-
-#: Commands that start processes (workers, servers, executors, builds): everything they start ends with them,
-#: however the harness process dies (harness/engine/child_processes.py).
-LIFELINE_COMMANDS = ("run", "campaign", "matrix", "executor-check", "certify")
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     only = argv[0] if argv and not argv[0].startswith("-") else None
     args = build_parser(only).parse_args(argv)
-    if args.command in LIFELINE_COMMANDS:
+    command = commands()[args.command]
+    if command.starts_processes:
         from harness.engine import child_processes
 
         child_processes.ensure_lifeline()
-    command = COMMANDS.get(args.command)
     try:
-        if command is None:
-            return compose.plugins().commands[args.command].run(args, compose.front_end(args))
-        return command(args)
+        return command.run(args)
     except ResultsUnwritable as exc:  # the run's clean-up has run: its fail points are off, its target stopped
         _say(f"harness: {exc}")
         return 2

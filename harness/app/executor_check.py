@@ -695,11 +695,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "executor", nargs="?", help="the executor's command line (one argument; split as a shell would)"
     )
-    parser.add_argument(
-        "--driver",
-        help="instead of a command line, the executor `harness run --driver` starts: node, node@SPEC, node=PATH, "
-        "java[@VERSION], go[@VERSION], pymongo-executor, exec:CMD",
-    )
+    from harness.app.catalogue import executor_help
+    from harness.app.compose import plugins
+
+    parser.add_argument("--driver", help=executor_help(plugins()))
     add_cli_options(parser, only=("target", "allow_destructive"))
     parser.add_argument(
         "--uri",
@@ -711,25 +710,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _executor_of(args: argparse.Namespace) -> str | list[str]:
     """The command line to check: given, or the one ``--driver`` names (refused with the reason, exit 2)."""
+    from harness.app.catalogue import executor_names
+    from harness.app.compose import plugins
     from harness.core.ports import DriverUnavailable
-    from harness.drivers.executor.known import executor_command
 
     if (args.executor is None) == (args.driver is None):
         raise _Refused("give the executor's command line or --driver NAME (one of them)")
     if args.executor is not None:
+        if args.executor in plugins().drivers:  # `harness executor-check node` would start Node's REPL
+            raise _Refused(f"{args.executor!r} is a driver's name: give --driver {args.executor}")
         return str(args.executor)
     try:
-        command = executor_command(args.driver)
+        command = plugins().executor_command(args.driver)
     except DriverUnavailable as exc:
         raise _Refused(str(exc)) from None
     if command is None:
-        from harness.drivers.executor.known import BUILT_EXECUTORS, DRIVER_SCHEMES, KNOWN_EXECUTORS
-
-        known = [*KNOWN_EXECUTORS, *BUILT_EXECUTORS, *(f"{prefix}..." for prefix in DRIVER_SCHEMES)]
+        known = executor_names(plugins())
+        in_process = [name for name in sorted(plugins().drivers) if name not in known]
         raise _Refused(
-            f"--driver {args.driver}: names no driver in an executor (executors: {', '.join(known)}; pymongo and "
-            "pymongo-async run in the harness's process, and --driver pymongo-executor checks pymongo through the "
-            "protocol)"
+            f"--driver {args.driver}: names no driver in an executor (executors: {', '.join(known)}; "
+            f"{', '.join(in_process)} run in the harness's process)"
         )
     return command
 

@@ -26,6 +26,20 @@ def _failpoint_modes() -> list[str]:
     return list(plugins().failpoint_modes)
 
 
+def _driver_help() -> str:
+    from harness.app.catalogue import driver_help
+    from harness.app.compose import plugins
+
+    return driver_help(plugins(), default="pymongo")
+
+
+def _target_help() -> str:
+    from harness.app.catalogue import target_help
+    from harness.app.compose import plugins
+
+    return target_help(plugins(), default="embedded")
+
+
 def _iteration_modes() -> list[str]:
     from harness.core.ports import ITERATION_MODES
 
@@ -40,7 +54,8 @@ class RunOption:
     cli: tuple[str, ...]
     #: The pytest flag; differs where pytest or a common plugin owns the CLI's name (``--timeout``).
     pytest: str
-    help: str
+    #: The help, or what makes it when the parser is built (the catalogue's drivers and targets).
+    help: str | Callable[[], str]
     default: Any = None
     type: Callable[[str], Any] | None = None
     action: str | None = None
@@ -51,7 +66,10 @@ class RunOption:
         return self.pytest.lstrip("-").replace("-", "_")
 
     def declaration(self, *, for_cli: bool) -> dict[str, Any]:
-        keywords: dict[str, Any] = {"help": self.help, "default": self.default}
+        keywords: dict[str, Any] = {
+            "help": self.help if isinstance(self.help, str) else self.help(),
+            "default": self.default,
+        }
         if self.action:
             keywords["action"] = self.action
         if self.type is not None and (for_cli or self.type is not Path):
@@ -78,16 +96,14 @@ RUN_OPTIONS: tuple[RunOption, ...] = (
         "target",
         ("--target",),
         "--target",
-        "target: NAME or NAME=ARG (embedded, embedded-on-disk, embedded-standalone, embedded-no-test-commands, "
-        "secantusdb-daemon[=test-commands,standalone,on-disk], uri, testcontainers; default: embedded)",
+        _target_help,
         default="embedded",
     ),
     RunOption(
         "driver",
         ("--driver",),
         "--driver",
-        "driver under test: pymongo (default), pymongo-async, node, node@SPEC (an npm release, cached), node=PATH, "
-        "pymongo-executor, or exec:CMD, any executor (docs/executor-protocol.md)",
+        _driver_help,
         default="pymongo",
     ),
     RunOption("results", ("--results",), "--results", "append one JSON line per test to this file", type=Path),

@@ -17,7 +17,33 @@ def _collect(specs: list[Any]) -> list[Any]:
     return pin_checked(load_files(specs), PinIndex.load()) if specs else []
 
 
+#: The parts of the main job's spec files, in the order of its sources (``harness matrix`` runs them by name).
+PARTS = ("legacy", "unified", "supplementary")
+
+
+def _parts() -> dict[str, str]:
+    """Each part with the main job's source for it, as ``--specs`` takes it: the same whatever the working directory."""
+    from harness.formats.source_names import main_job_sources
+
+    return dict(zip(PARTS, main_job_sources(), strict=True))
+
+
+def _is_source(text: str) -> bool:
+    from harness.formats.source_names import is_source
+
+    return is_source(text)
+
+
 def install(registry: Any) -> None:
     from harness.engine.plugins import Suite
 
-    registry.add_suite(Suite("spec", "the spec files under --specs (legacy and unified formats)", _collect, order=10))
+    registry.add_suite(
+        Suite(
+            "spec",
+            "the spec files under --specs (legacy and unified formats)",
+            _collect,
+            order=10,
+            parts=_parts,
+            is_source=_is_source,
+        )
+    )

@@ -9,6 +9,13 @@ operations, skip rules, teardown checks, target wrappers, suites and CLI
 commands. Adding a target or a fault backend is one module and one entry
 point (docs/architecture.md).
 
+The drivers and targets are the catalogue: each is one entry (:class:`DriverEntry`, :class:`TargetEntry`) saying
+what it is (its name, kind, argument, releases and how they are got, what it needs installed), and every front
+end reads the entry rather than a list of its own: ``--driver``/``--target`` parsing and help, ``harness matrix``
+(its axes and release axis), ``harness executor-check --driver``, ``harness certify`` and the generated
+docs/catalogue.md (``harness catalogue --markdown``). A name registered twice is the second plug-in's problem,
+whatever order the plug-ins install in.
+
 ``install`` must stay cheap: it registers factories, and a factory imports
 the heavy module (a driver, a server) only when a run asks for it.
 """
@@ -16,6 +23,7 @@ the heavy module (a driver, a server) only when a run asks for it.
 from __future__ import annotations
 
 import importlib.metadata
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -28,6 +36,10 @@ if TYPE_CHECKING:
     from harness.engine.run import HarnessRun, RunOptions
 
 ENTRY_POINT_GROUP = "changestream_harness.plugins"
+#: ``--driver exec:CMD``: any executor, by its command line (split as a shell would).
+EXEC_SCHEME = "exec:"
+#: A driver's name at the start of ``--driver NAME[@RELEASE|=ARGUMENT]``.
+_DRIVER_NAME = re.compile(r"[A-Za-z0-9_-]+")
 
 
 @dataclass
@@ -39,15 +51,82 @@ class FailPointSetup:
     stop: Callable[[], None] | None = None
 
 
-@dataclass
-class TargetKind:
-    factory: Callable[[str | None], Target]
+#: Driver kinds: in the harness's own process, or an executor speaking docs/executor-protocol.md.
+IN_PROCESS = "in-process"
+EXECUTOR = "executor"
+
+
+@dataclass(frozen=True)
+class Releases:
+    """How a driver or target is had at another release than the one the harness pins (``harness matrix``'s
+    release axis): ``NAME@RELEASE`` for a driver, a release in the argument or the matrix's ``secantusdb`` axis
+    for a target."""
+
+    #: One line for people: where a release comes from and how it is got.
+    how: str
+    #: One release, for messages and docs (``4.18.3``).
+    example: str
+    #: The Python package a matrix cell installs into its environment at the release (``pymongo``,
+    #: ``secantusdb``); None: the harness gets the release itself when a run names it (built or installed into
+    #: its cache on first use: ``node@6.10.0``, ``mongo-java-server=1.47.0``).
+    package: str | None = None
+
+
+@dataclass(frozen=True)
+class DriverEntry:
+    """One driver of the catalogue: ``--driver NAME``, and ``NAME@RELEASE`` / ``NAME=ARGUMENT`` when it takes them."""
+
+    name: str
     help: str
+    #: :data:`IN_PROCESS` or :data:`EXECUTOR`.
+    kind: str
+    #: ``--driver NAME``: the adapter (not yet started).
+    make: Callable[[], DriverAdapter]
+    #: What checks (and builds) the driver's prerequisites at the start of a run: raises
+    #: :class:`DriverUnavailable` with the command that fixes it (:meth:`Registry.check_driver`).
+    set_up: Callable[[], None] | None = None
+    #: Its releases; None: only the one the harness pins.
+    releases: Releases | None = None
+    #: ``--driver NAME@RELEASE`` (set up when made); None when a release is the environment's (``releases.package``).
+    make_release: Callable[[str], DriverAdapter] | None = None
+    #: ``--driver NAME=ARGUMENT`` (``node=PATH``): what the argument is, for help, and the adapter it makes.
+    argument: str = ""
+    make_with_argument: Callable[[str], DriverAdapter] | None = None
+    #: An executor's command line for what follows the name (``""``, ``@RELEASE``, ``=ARGUMENT``), set up or built
+    #: first: what ``harness executor-check --driver`` checks, the very executor ``harness run --driver`` starts.
+    command: Callable[[str], str | list[str]] | None = None
+
+
+@dataclass(frozen=True)
+class TargetEntry:
+    """One target of the catalogue: ``--target NAME`` or ``NAME=ARGUMENT``."""
+
+    name: str
+    help: str
+    #: ``make(argument)``: the target (not yet started); ``argument`` is None without ``=``.
+    make: Callable[[str | None], Target]
+    #: What ``=ARGUMENT`` is, for help and docs ("" when it takes none).
+    argument: str = ""
     #: Whether each run gets a deployment of its own (the harness starts it): then parallel workers
     #: never share a server. False for deployments the user runs (``uri=``).
     isolated: bool = True
     #: Run once in a parent before it forks parallel workers, so each worker's start is cheaper.
     warm_up: Callable[[], None] | None = None
+    #: Its releases (a package a matrix cell installs, or a release in its argument); None: a deployment taken
+    #: as it is, its version whatever it reports (a real server).
+    releases: Releases | None = None
+    #: ``harness matrix``'s check of an argument before anything is built: the argument a cell runs with, or
+    #: :class:`TargetUnavailable` saying why not (default: no argument at all).
+    matrix_argument: Callable[[str | None], str | None] | None = None
+    #: The harness's extras (``pyproject.toml``) a matrix cell's environment installs for it.
+    extras: tuple[str, ...] = ()
+
+    def checked_matrix_argument(self, argument: str | None) -> str | None:
+        if self.matrix_argument is not None:
+            return self.matrix_argument(argument)
+        if argument is not None:
+            raise TargetUnavailable(f"target {self.name} does not take {argument!r} in a matrix")
+        return None
 
 
 @dataclass
@@ -61,6 +140,12 @@ class Suite:
     order: int = 50
     #: Whether ``--suite all`` includes it (a long campaign is asked for by name).
     in_all: bool = True
+    #: A suite of spec files: its parts by name, each with where the main job reads it by default as ``--specs``
+    #: takes it (``harness matrix`` runs the parts as ``legacy``, ``unified``...).
+    parts: Callable[[], dict[str, str]] | None = None
+    #: A suite of spec files: whether a ``--specs`` value is a source to fetch (``project:``, ``pypi:``, ``git:``)
+    #: rather than a path.
+    is_source: Callable[[str], bool] | None = None
 
 
 @dataclass(frozen=True)
@@ -84,17 +169,22 @@ class PluginCommand:
     #: The rows of the app's run-options table the command takes (``driver``, ``target``...), declared on its
     #: parser as ``harness run`` declares them.
     run_options: tuple[str, ...] = ()
+    #: Whether it starts processes (servers, executors) that must end with it however the harness dies.
+    starts_processes: bool = False
+    #: The values some of its options take, for front ends that pass them on and check them first
+    #: (``harness matrix`` checks a campaign's ``kinds``).
+    choices: Callable[[], dict[str, tuple[str, ...]]] | None = None
 
 
 @dataclass
 class Registry:
-    drivers: dict[str, Callable[[], DriverAdapter]] = field(default_factory=dict)
-    #: ``--driver PREFIX+ARGUMENT`` -> ``factory(ARGUMENT)``, the longest matching prefix winning (``exec:CMD``: any
-    #: executor by its command line; ``node@6.x``: a release of the Node driver).
-    driver_schemes: dict[str, Callable[[str], DriverAdapter]] = field(default_factory=dict)
-    #: ``--driver NAME`` -> what checks (and builds) its prerequisites at the start of a run (:meth:`add_driver`).
-    driver_set_up: dict[str, Callable[[], None]] = field(default_factory=dict)
-    targets: dict[str, TargetKind] = field(default_factory=dict)
+    #: The catalogue's drivers, by the name ``--driver`` takes.
+    drivers: dict[str, DriverEntry] = field(default_factory=dict)
+    #: ``--driver PREFIX+ARGUMENT`` -> ``factory(ARGUMENT)``: a driver outside the catalogue (``exec:CMD``: any
+    #: executor by its command line), with one line of help.
+    driver_schemes: dict[str, tuple[Callable[[str], DriverAdapter], str]] = field(default_factory=dict)
+    #: The catalogue's targets, by the name ``--target`` takes.
+    targets: dict[str, TargetEntry] = field(default_factory=dict)
     #: ``--failpoints`` modes: ``mode(target) -> FailPointSetup`` on a started target.
     failpoint_modes: dict[str, Callable[[Target], FailPointSetup]] = field(default_factory=dict)
     #: ``wrapper(target, options) -> target``: what sits between drivers and the target (Toxiproxy).
@@ -113,28 +203,22 @@ class Registry:
     installed: list[str] = field(default_factory=list)
 
     # -- what install() calls ---------------------------------------------------------------
-    def add_driver(
-        self, name: str, factory: Callable[[], DriverAdapter], set_up: Callable[[], None] | None = None
-    ) -> None:
-        """``factory()`` makes the driver; ``set_up()``, when given, raises :class:`DriverUnavailable` (with the
-        command that fixes it) if the machine lacks what the driver needs, and builds what it can build, before
-        the run starts its target or any worker (:meth:`check_driver`)."""
-        self.drivers[name] = factory
-        if set_up is not None:
-            self.driver_set_up[name] = set_up
+    def add_driver(self, entry: DriverEntry) -> None:
+        """One driver of the catalogue; a name another plug-in registered is refused (that plug-in's problem)."""
+        if entry.name in self.drivers or entry.name in self.driver_schemes:
+            raise ValueError(f"driver {entry.name!r} is registered twice")
+        self.drivers[entry.name] = entry
 
-    def add_driver_scheme(self, prefix: str, factory: Callable[[str], DriverAdapter]) -> None:
-        self.driver_schemes[prefix] = factory
+    def add_driver_scheme(self, prefix: str, factory: Callable[[str], DriverAdapter], help: str = "") -> None:
+        if prefix in self.driver_schemes:
+            raise ValueError(f"driver scheme {prefix!r} is registered twice")
+        self.driver_schemes[prefix] = (factory, help)
 
-    def add_target(
-        self,
-        name: str,
-        factory: Callable[[str | None], Target],
-        help: str = "",
-        isolated: bool = True,
-        warm_up: Callable[[], None] | None = None,
-    ) -> None:
-        self.targets[name] = TargetKind(factory, help, isolated, warm_up)
+    def add_target(self, entry: TargetEntry) -> None:
+        """One target of the catalogue; a name another plug-in registered is refused (that plug-in's problem)."""
+        if entry.name in self.targets:
+            raise ValueError(f"target {entry.name!r} is registered twice")
+        self.targets[entry.name] = entry
 
     def isolated(self, spec: str) -> bool:
         """Whether the target ``NAME[=ARGUMENT]`` is started afresh by each run (so by each parallel worker)."""
@@ -167,40 +251,68 @@ class Registry:
         self.commands[command.name] = command
 
     # -- what a run calls ----------------------------------------------------------------------
-    def make_driver(self, name: str) -> DriverAdapter:
-        if name not in self.drivers:
-            for prefix in sorted(self.driver_schemes, key=len, reverse=True):
-                if name.startswith(prefix):
-                    return self.driver_schemes[prefix](name[len(prefix) :])
-        try:
-            factory = self.drivers[name]
-        except KeyError:
+    def driver_entry(self, spec: str) -> tuple[DriverEntry, str]:
+        """``--driver NAME[@RELEASE|=ARGUMENT]`` -> its catalogue entry and what follows the name (``""``,
+        ``@6.10.0``, ``=PATH``); an unknown name, or a release or argument the driver does not take, is refused."""
+        name = _DRIVER_NAME.match(spec)
+        entry = self.drivers.get(name.group(0) if name else spec)
+        if entry is None:
             raise DriverUnavailable(
-                f"unknown driver {name!r}; known drivers: {', '.join(sorted(self.drivers))}" + self._problem_note()
-            ) from None
-        return factory()
+                f"unknown driver {spec!r}; known drivers: {', '.join(self.driver_names())}" + self._problem_note()
+            )
+        rest = spec[len(entry.name) :]
+        if (rest[:1] == "@" and entry.make_release is None) or (rest[:1] == "=" and entry.make_with_argument is None):
+            takes = "a release as NAME@RELEASE" if rest[:1] == "@" else "an argument as NAME=ARGUMENT"
+            raise DriverUnavailable(f"--driver {spec}: the {entry.name} driver does not take {takes}")
+        return entry, rest
+
+    def driver_names(self) -> list[str]:
+        """Every ``--driver`` the catalogue and the schemes take, sorted (for messages and help)."""
+        return sorted([*self.drivers, *(f"{prefix}..." for prefix in self.driver_schemes)])
+
+    def make_driver(self, name: str) -> DriverAdapter:
+        for prefix in sorted(self.driver_schemes, key=len, reverse=True):
+            if name.startswith(prefix):
+                return self.driver_schemes[prefix][0](name[len(prefix) :])
+        entry, rest = self.driver_entry(name)
+        if rest[:1] == "@" and entry.make_release is not None:
+            return entry.make_release(rest[1:])
+        if rest[:1] == "=" and entry.make_with_argument is not None:
+            return entry.make_with_argument(rest[1:])
+        return entry.make()
 
     def check_driver(self, name: str) -> None:
         """Refuse (:class:`DriverUnavailable`) a ``--driver`` this machine cannot run, before anything starts:
         an unknown name, or a known driver whose runtime or packages are missing. A scheme's driver
-        (``exec:CMD``, ``node@SPEC``) is set up when it is made."""
-        if any(name.startswith(prefix) for prefix in self.driver_schemes) and name not in self.drivers:
+        (``exec:CMD``) and a release or argument (``node@SPEC``, ``node=PATH``) are set up when made."""
+        if any(name.startswith(prefix) for prefix in self.driver_schemes):
             return
-        if name not in self.drivers:
-            self.make_driver(name)  # raises, naming the known drivers
-        set_up = self.driver_set_up.get(name)
-        if set_up is not None:
-            set_up()
+        entry, rest = self.driver_entry(name)
+        if not rest and entry.set_up is not None:
+            entry.set_up()
+
+    def executor_command(self, name: str) -> str | list[str] | None:
+        """The command line ``--driver NAME`` runs its executor with (set up, or built, first: a machine that
+        cannot run it raises :class:`DriverUnavailable`); None for a driver in the harness's process."""
+        for prefix in self.driver_schemes:
+            if name.startswith(prefix):
+                return name[len(prefix) :] if prefix == EXEC_SCHEME else None
+        entry, rest = self.driver_entry(name)
+        if entry.command is None:
+            return None
+        if not rest and entry.set_up is not None:
+            entry.set_up()
+        return entry.command(rest)
 
     def make_target(self, spec: str) -> Target:
         """``"uri=mongodb://..."`` -> a target (not yet started), by ``NAME`` or ``NAME=ARGUMENT``."""
         name, _, argument = spec.partition("=")
-        kind = self.targets.get(name)
-        if kind is None:
+        entry = self.targets.get(name)
+        if entry is None:
             raise TargetUnavailable(
                 f"unknown target {name!r}; known targets: {', '.join(sorted(self.targets))}" + self._problem_note()
             )
-        return kind.factory(argument or None)
+        return entry.make(argument or None)
 
     def failpoint_setup(self, mode: str, target: Target) -> FailPointSetup:
         chosen = self.failpoint_modes.get(mode)
@@ -220,7 +332,11 @@ def install(registry: Registry, name: str, module: Any) -> None:
     if not callable(hook):
         registry.problems.append(f"{name}: {module!r} has no install(registry)")
         return
-    hook(registry)
+    try:
+        hook(registry)
+    except Exception as exc:  # a name another plug-in registered, a broken plug-in: its problem, said at run start
+        registry.problems.append(f"{name} ({getattr(module, '__name__', module)}): {type(exc).__name__}: {exc}")
+        return
     registry.installed.append(name)
 
 

@@ -18,11 +18,10 @@ from dataclasses import dataclass
 from itertools import product
 from typing import Any
 
-from harness.matrix.definition import VERSIONED_TARGETS, Driver, MatrixDefinition
+from harness.matrix import catalogue
+from harness.matrix.definition import Driver, MatrixDefinition
 from harness.shared.connection_strings import redact as redact_uri
 
-#: Extras of the harness a target needs in the cell's environment.
-TARGET_EXTRAS = {"testcontainers": ("containers",)}
 #: The extra a campaign needs (its network faults drive Toxiproxy's HTTP API through requests).
 CAMPAIGN_EXTRAS = ("faults",)
 #: Stands for "the release the harness pins" in ids.
@@ -60,18 +59,19 @@ class Cell:
     @property
     def secantus_target(self) -> bool:
         """Whether the target is SecantusDB, whose release is the one installed in the cell's environment."""
-        return self.target_name in VERSIONED_TARGETS
+        return catalogue.is_secantus(self.target_name)
 
     @property
     def pymongo(self) -> str | None:
-        """The pymongo release the cell installs: the driver's, for the Python drivers (None: the pinned one)."""
-        return self.driver.release if self.driver.family == "python" else None
+        """The pymongo release the cell installs: the driver's, for the drivers whose release is the environment's
+        (None: the pinned one)."""
+        return self.driver.release if self.driver.package is not None else None
 
     @property
     def driver_argument(self) -> str:
         """What ``harness run --driver`` takes: a Python driver's release is the environment's; the others are
         built by the harness at the release named (``node@6.10.0``)."""
-        return self.driver.name if self.driver.family == "python" else str(self.driver)
+        return self.driver.name if self.driver.package is not None else str(self.driver)
 
     @property
     def id(self) -> str:
@@ -88,7 +88,8 @@ class Cell:
     @property
     def extras(self) -> tuple[str, ...]:
         """Extras of the harness the cell's environment installs (not part of the id)."""
-        return TARGET_EXTRAS.get(self.target_name, ()) + (CAMPAIGN_EXTRAS if self.campaign else ())
+        entry = catalogue.target(self.target_name)
+        return (entry.extras if entry is not None else ()) + (CAMPAIGN_EXTRAS if self.campaign else ())
 
     @property
     def requirements(self) -> tuple[str, ...]:
@@ -139,7 +140,7 @@ def expand(definition: MatrixDefinition) -> list[Cell]:
     follow it)."""
     targets: list[tuple[str, str | None]] = []
     for target in definition.targets:
-        if target.partition("=")[0] in VERSIONED_TARGETS:
+        if catalogue.is_secantus(target.partition("=")[0]):
             targets += [(target, release) for release in definition.secantusdb]
         else:
             targets.append((target, None))
@@ -149,7 +150,7 @@ def expand(definition: MatrixDefinition) -> list[Cell]:
             driver=driver,
             target=target,
             secantusdb=release,
-            campaign=definition.campaign is not None and target.partition("=")[0] in VERSIONED_TARGETS,
+            campaign=definition.campaign is not None and catalogue.is_secantus(target.partition("=")[0]),
             iteration_mode=mode,
         )
         for driver, mode, (target, release) in product(

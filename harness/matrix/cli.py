@@ -19,7 +19,7 @@ from pathlib import Path
 
 from harness.core.project_data import checkout_root
 from harness.matrix.cells import expand
-from harness.matrix.definition import FIELDS, DefinitionError, MatrixDefinition, load_definition
+from harness.matrix.definition import DefinitionError, MatrixDefinition, fields, load_definition
 from harness.matrix.envs import EnvCache, EnvError, default_envs_dir
 from harness.matrix.installers import INSTALLERS, InstallerUnavailable, choose_installer
 from harness.matrix.manifest import Manifest, ManifestError
@@ -39,6 +39,9 @@ def add_matrix_arguments(parser: argparse.ArgumentParser) -> None:
         "per cell in a CI job matrix's include list, for `harness matrix run --cell ID` on other machines",
     )
     parser.add_argument(
+        "matrix_file", nargs="?", type=Path, metavar="FILE", help="the matrix definition, as --matrix FILE gives it"
+    )
+    parser.add_argument(
         "--cell",
         dest="cells",
         action="append",
@@ -48,7 +51,7 @@ def add_matrix_arguments(parser: argparse.ArgumentParser) -> None:
     )
     definition = parser.add_argument_group("the matrix (flags override the --matrix file)")
     definition.add_argument("--matrix", type=Path, metavar="FILE", help="a YAML matrix definition (docs/matrix.md)")
-    for field in FIELDS:
+    for field in fields():
         definition.add_argument(
             field.flag,
             dest=field.dest,
@@ -135,6 +138,13 @@ def _chosen(cells: list, wanted: list[str]) -> list:
     return [known[cell_id] for cell_id in dict.fromkeys(ids)]
 
 
+def _matrix_file(args: argparse.Namespace) -> Path | None:
+    """``harness matrix plan FILE`` or ``--matrix FILE``: one definition file, however given."""
+    if args.matrix is not None and args.matrix_file is not None:
+        raise DefinitionError(f"give the definition once: {args.matrix_file} or --matrix {args.matrix}")
+    return args.matrix if args.matrix is not None else args.matrix_file
+
+
 def command_plan(definition: MatrixDefinition, cells: list) -> int:
     """The cells as one line of JSON, ``{"include": [...]}``: what a CI job matrix takes as it is."""
     print(json.dumps({"include": [cell.planned(definition.matrix_id, definition.repeat) for cell in cells]}))
@@ -148,7 +158,7 @@ def command_matrix(args: argparse.Namespace) -> int:
 
     say = Printer()
     try:
-        definition = load_definition(args.matrix, args, Path.cwd())
+        definition = load_definition(_matrix_file(args), args, Path.cwd())
         cells = _chosen(expand(definition), args.cells)
         if args.action == "plan":
             return command_plan(definition, cells)

@@ -7,6 +7,10 @@ x targets (SecantusDB targets at each ``secantusdb`` release,
 running the main job's suites (legacy, unified, the supplementary scenarios,
 prose, code-defined checks) in ``--strict`` mode.
 
+The axes' vocabulary is the plug-in table's catalogue (:mod:`harness.matrix.catalogue`): which drivers there
+are and how each gets a release, which targets are SecantusDB's, have a release in their argument, or are real
+servers, and which suites the main job runs. Nothing here names a driver or a target.
+
 Every key can come from the file (``--matrix FILE``) or from a flag; a flag
 overrides the file. Every value is checked up front and an error names where
 the bad value came from (``matrix.yml: pymongo[1]`` or ``--pymongo``), because
@@ -23,6 +27,7 @@ in the same output directory.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -33,42 +38,29 @@ from typing import Any
 
 import yaml
 
+from harness.core.ports import TargetUnavailable
 from harness.formats.data_yaml import load_data_yaml
 from harness.formats.strict_reader import InputError
+from harness.matrix import catalogue
 from harness.shared.connection_strings import redact as redact_uri
 
-#: The suites a cell runs, in the main job's order (default: all of them, as ``harness run --suite all`` with the
-#: main job's ``--specs``).
-SUITES = ("legacy", "unified", "supplementary", "prose", "checks")
-#: The suites that are spec files (``--specs`` sources); the others are ``harness run --suite`` names.
-SPEC_SUITES = ("legacy", "unified", "supplementary")
-#: The suites ``harness run`` names itself.
-RUN_SUITES = ("prose", "checks")
-#: Drivers by name (what ``harness run --driver`` takes) -> the family deciding how a release is installed:
-#: ``python`` releases go into the cell's environment (pip), the others are built by the harness on first use
-#: (``node@SPEC``: npm, ``java@VERSION``: Maven, ``go@VERSION``: the Go toolchain, ``rust@VERSION``: cargo) into its
-#: cache.
-DRIVER_FAMILIES = {
-    "pymongo": "python",
-    "pymongo-async": "python",
-    "pymongo-executor": "python",
-    "node": "node",
-    "java": "java",
-    "go": "go",
-    "rust": "rust",
-}
-#: Targets whose version is the SecantusDB release installed in the cell, with the arguments they may take.
-VERSIONED_TARGETS: dict[str, tuple[str | None, ...]] = {
-    "embedded": (None,),
-    "embedded-on-disk": (None,),
-    "embedded-standalone": (None,),
-    "embedded-no-test-commands": (None,),
-    "secantusdb-daemon": (None, "test-commands", "on-disk", "standalone", "test-commands,on-disk"),
-}
-#: Targets with a release of their own in their argument (``mongo-java-server=1.47.0[,server=6.0]``).
-RELEASED_TARGETS = ("mongo-java-server",)
-#: Real servers, taken as they are.
-SERVER_TARGETS = ("uri", "testcontainers")
+
+def spec_suites() -> tuple[str, ...]:
+    """The suites that are spec files (``--specs`` sources): the spec suite's parts."""
+    return tuple(catalogue.spec_parts())
+
+
+def run_suites() -> tuple[str, ...]:
+    """The suites ``harness run`` names itself (``--suite prose,checks``)."""
+    return catalogue.run_suites()
+
+
+def suites() -> tuple[str, ...]:
+    """The suites a cell runs, in the main job's order (default: all of them, as ``harness run --suite all`` with
+    the main job's ``--specs``)."""
+    return (*spec_suites(), *run_suites())
+
+
 #: A driver release: letters, digits and the characters versions and npm ranges use (``6.10.0``, ``6.x``).
 _RELEASE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.+~^*<>=| _-]*$")
 #: How a default spec source is named in the matrix id.
@@ -102,8 +94,9 @@ class Driver:
     release: str | None = None
 
     @property
-    def family(self) -> str:
-        return DRIVER_FAMILIES[self.name]
+    def package(self) -> str | None:
+        """The package a cell installs at this driver's release (``pymongo``); None: the harness builds it."""
+        return catalogue.environment_package(self.name)
 
     def __str__(self) -> str:
         return self.name if self.release is None else f"{self.name}@{self.release}"
@@ -212,26 +205,18 @@ def _drivers(value: Any, where: str, base: Path) -> tuple[Driver, ...]:
     drivers = []
     for item in _items(value, where):
         name, at, release = item.partition("@")
-        if name not in DRIVER_FAMILIES:
-            raise DefinitionError(f"{where}: unknown driver {name!r}; drivers: {', '.join(DRIVER_FAMILIES)}")
+        entry = catalogue.driver(name)
+        if entry is None:
+            raise DefinitionError(f"{where}: unknown driver {name!r}; drivers: {', '.join(catalogue.driver_names())}")
+        if at and entry.releases is None:
+            raise DefinitionError(f"{where}: {item!r}: the {name} driver has only the release the harness pins")
         if at and not _RELEASE.match(release):
-            raise DefinitionError(f"{where}: {item!r}: {release!r} is not a release (e.g. {name}@{_EXAMPLE[name]})")
-        if at and DRIVER_FAMILIES[name] == "python":
+            example = entry.releases.example if entry.releases else ""
+            raise DefinitionError(f"{where}: {item!r}: {release!r} is not a release (e.g. {name}@{example})")
+        if at and entry.releases is not None and entry.releases.package is not None:
             _versions(release, f"{where}: {name}", base)
         drivers.append(Driver(name, release if at else None))
     return tuple(drivers)
-
-
-#: A release of each driver, for error messages.
-_EXAMPLE = {
-    "pymongo": "4.18.3",
-    "pymongo-async": "4.18.3",
-    "pymongo-executor": "4.18.3",
-    "node": "6.10.0",
-    "java": "5.14.0",
-    "go": "2.10.0",
-    "rust": "3.9.1",
-}
 
 
 def _pymongo(value: Any, where: str, base: Path) -> tuple[Driver, ...]:
@@ -244,25 +229,28 @@ def _targets(value: Any, where: str, base: Path) -> tuple[str, ...]:
     targets = []
     for item in _items(value if isinstance(value, list) else _split_targets(value, where), where, split=False):
         name, _, argument = item.partition("=")
-        if name in SERVER_TARGETS:
+        if catalogue.is_server(name):
             targets.append(_server(item, where))
-        elif name in RELEASED_TARGETS:
-            from harness.core.ports import TargetUnavailable
-            from harness.targets.mongo_java_server import parse_argument
-
-            try:
-                parse_argument(argument or None)
-            except TargetUnavailable as exc:
-                raise DefinitionError(f"{where}: {exc}") from None
-            targets.append(item)
-        elif name in VERSIONED_TARGETS:
-            if (argument or None) not in VERSIONED_TARGETS[name]:
-                raise DefinitionError(f"{where}: target {name} does not take {argument!r} in a matrix")
+        elif catalogue.target(name) is not None:
+            _matrix_argument(name, argument or None, where)
             targets.append(item)
         else:
-            known = [*VERSIONED_TARGETS, *RELEASED_TARGETS, *SERVER_TARGETS]
-            raise DefinitionError(f"{where}: unknown target {name!r}; targets: {', '.join(known)}")
+            raise DefinitionError(f"{where}: unknown target {name!r}; targets: {', '.join(_target_names())}")
     return tuple(targets)
+
+
+def _target_names() -> list[str]:
+    return [*catalogue.secantus_targets(), *catalogue.released_targets(), *catalogue.server_targets()]
+
+
+def _matrix_argument(name: str, argument: str | None, where: str) -> str | None:
+    """The argument a cell of target ``name`` runs with, checked by the target's entry before anything is built."""
+    entry = catalogue.target(name)
+    assert entry is not None
+    try:
+        return entry.checked_matrix_argument(argument)
+    except TargetUnavailable as exc:
+        raise DefinitionError(f"{where}: {exc}") from None
 
 
 def _split_targets(value: Any, where: str) -> list[str]:
@@ -270,7 +258,7 @@ def _split_targets(value: Any, where: str) -> list[str]:
     (a ``mongo-java-server`` argument has commas of its own)."""
     if not isinstance(value, str):
         raise DefinitionError(f"{where}: expected a list or a comma-separated string, got {type(value).__name__}")
-    names = (*VERSIONED_TARGETS, *RELEASED_TARGETS, *SERVER_TARGETS)
+    names = _target_names()
     targets: list[str] = []
     for part in value.split(","):
         if targets and part.strip().partition("=")[0] not in names:
@@ -281,20 +269,16 @@ def _split_targets(value: Any, where: str) -> list[str]:
 
 
 def _server(item: str, where: str) -> str:
+    """A real server as a cell runs it: its entry checks (and may complete) the argument."""
     name, _, argument = item.partition("=")
-    if name == "testcontainers":
-        return f"testcontainers={argument or 'mongo:8.0'}"
-    if name == "uri":
-        if not argument.startswith(("mongodb://", "mongodb+srv://")):
-            raise DefinitionError(f"{where}: uri= needs a mongodb:// or mongodb+srv:// connection string")
-        from harness.shared.connection_strings import ConnectionStringError, validate
-
-        try:
-            validate(argument)  # an SRV URI is checked without resolving it
-        except ConnectionStringError as exc:
-            raise DefinitionError(f"{where}: {exc}") from None
-        return item
-    raise DefinitionError(f"{where}: a server is testcontainers[=IMAGE] or uri=mongodb://..., got {item!r}")
+    if not catalogue.is_server(name):
+        servers = " or ".join(
+            f"{server}[={entry.argument}]" if (entry := catalogue.target(server)) and entry.argument else server
+            for server in catalogue.server_targets()
+        )
+        raise DefinitionError(f"{where}: a server is {servers}, got {item!r}")
+    checked = _matrix_argument(name, argument or None, where)
+    return name if checked is None else f"{name}={checked}"
 
 
 def _servers(value: Any, where: str, base: Path) -> tuple[str, ...]:
@@ -306,19 +290,18 @@ def _servers(value: Any, where: str, base: Path) -> tuple[str, ...]:
 
 def _suites(value: Any, where: str, base: Path) -> tuple[str, ...]:
     items = _items(value, where)
-    unknown = [item for item in items if item not in SUITES]
+    known = suites()
+    unknown = [item for item in items if item not in known]
     if unknown:
-        raise DefinitionError(f"{where}: unknown suite(s) {', '.join(unknown)}; suites: {', '.join(SUITES)}")
-    return tuple(suite for suite in SUITES if suite in items)
+        raise DefinitionError(f"{where}: unknown suite(s) {', '.join(unknown)}; suites: {', '.join(known)}")
+    return tuple(suite for suite in known if suite in items)
 
 
 def _source(value: Any, where: str, base: Path) -> str:
     """A ``--specs`` value: a source (``project:``, ``pypi:``, ``git:``) as written, or a path made absolute."""
     if not isinstance(value, str) or not value.strip():
         raise DefinitionError(f"{where}: expected a path or a spec source, got {value!r}")
-    from harness.formats.source_names import is_source
-
-    if is_source(value.strip()):
+    if catalogue.is_source(value.strip()):
         return value.strip()
     path = (base / Path(value).expanduser()).resolve()
     if not path.exists():
@@ -401,31 +384,27 @@ def _campaign(value: Any, where: str, base: Path) -> Campaign | None:
 def _kinds(value: Any, where: str) -> tuple[str, ...]:
     if value is None:
         return ()
-    from faults.campaign.schedule import KINDS
-
+    known = catalogue.campaign_kinds()
     kinds = value.replace("+", ",") if isinstance(value, str) else value
     items = _items(kinds, where)
-    unknown = [kind for kind in items if kind not in KINDS]
+    unknown = [kind for kind in items if kind not in known]
     if unknown:
-        raise DefinitionError(f"{where}: unknown fault kind(s) {', '.join(unknown)}; kinds: {', '.join(KINDS)}")
+        raise DefinitionError(f"{where}: unknown fault kind(s) {', '.join(unknown)}; kinds: {', '.join(known)}")
     return tuple(items)
 
 
 def default_sources() -> dict[str, str]:
-    """Each spec suite's default: the main job's sources (``harness.formats.source_names.main_job_sources``), the same
-    whatever the working directory."""
-    from harness.formats.source_names import main_job_sources
-
-    return dict(zip(SPEC_SUITES, main_job_sources(), strict=True))
+    """Each spec suite's default: the main job's sources (the spec suite's parts), the same whatever the working
+    directory."""
+    return catalogue.spec_parts()
 
 
-def _default_source(suite: str) -> str:
-    """For the help text: where the default comes from, without looking at the disk."""
-    return {
-        "legacy": "../shared/specs/upstream/legacy beside the checkout",
-        "unified": "../shared/specs/upstream/unified beside the checkout",
-        "supplementary": "project:scenarios/supplementary",
-    }[suite]
+#: For the help text: where a part's default comes from, without looking at the disk.
+_DEFAULT_SOURCE = {
+    "legacy": "../shared/specs/upstream/legacy beside the checkout",
+    "unified": "../shared/specs/upstream/unified beside the checkout",
+    "supplementary": "project:scenarios/supplementary",
+}
 
 
 @dataclass(frozen=True)
@@ -441,78 +420,104 @@ class Field:
     repeatable: bool = False
 
 
-FIELDS = (
-    Field(
-        "drivers",
-        "--driver",
-        "drivers",
-        _drivers,
-        "D1,D2",
-        f"drivers under test, each NAME[@RELEASE]: {', '.join(DRIVER_FAMILIES)} (e.g. pymongo@4.18.3,node@6.10.0,"
-        "java@5.14.0,go@2.10.0; no release: the one the harness pins)",
-    ),
-    Field("pymongo", "--pymongo", "pymongo", _pymongo, "V1,V2", "shorthand: --driver pymongo@V1,pymongo@V2"),
-    Field(
-        "secantusdb",
-        "--secantusdb",
-        "secantusdb",
-        _versions,
-        "V1,V2",
-        "SecantusDB releases for its targets (default: the release the harness's pins resolve to)",
-    ),
-    Field(
-        "targets",
-        "--target",
-        "targets",
-        _targets,
-        "T1,T2",
-        f"targets: SecantusDB's ({', '.join(VERSIONED_TARGETS)}), mongo-java-server[=RELEASE][,server=X.Y]"
-        "[,present=replicaset], or a real server (default: embedded)",
-    ),
-    Field(
-        "servers",
-        "--server",
-        "servers",
-        _servers,
-        "testcontainers=IMAGE|uri=URI",
-        "a real server, taken as it is (repeatable); its cells use the pinned SecantusDB",
-        repeatable=True,
-    ),
-    Field("suites", "--suites", "suites", _suites, "S1,S2", f"of {','.join(SUITES)} (default: all, the main job)"),
-    *(
+def _driver_help() -> str:
+    """The ``--driver`` help: the catalogue's drivers, and a release of each way releases are got."""
+    examples: dict[str, str] = {}
+    for name in catalogue.driver_names():
+        entry = catalogue.driver(name)
+        if entry is not None and entry.releases is not None:
+            examples.setdefault(entry.releases.how, f"{name}@{entry.releases.example}")
+    return (
+        f"drivers under test, each NAME[@RELEASE]: {', '.join(catalogue.driver_names())} (e.g. "
+        f"{','.join(examples.values())}; no release: the one the harness pins)"
+    )
+
+
+@functools.cache
+def fields() -> tuple[Field, ...]:
+    """The definition's keys; built on first use, from the catalogue (the CLI is generated from them)."""
+    return (
         Field(
-            f"specs-{suite}",
-            f"--specs-{suite}",
-            f"specs_{suite}",
-            _source,
-            "PATH|SOURCE",
-            f"the {suite} spec files (default: the main job's, {_default_source(suite)})",
-        )
-        for suite in SPEC_SUITES
-    ),
-    Field(
-        "campaign",
-        "--campaign",
-        "campaign",
-        _campaign,
-        "events=N,faults=N,seed=N",
-        "also a short seeded fault campaign per repeat (SecantusDB targets); 'off' for none",
-    ),
-    Field("repeat", "--repeat", "repeat", _positive, "N", "runs per cell (default 1)"),
-    Field("jobs", "--jobs", "jobs", _positive, "N", "cells at a time (default 1)"),
-    Field("workers", "--workers", "workers", _positive, "N", "harness run -j inside each cell (default 1)"),
-    Field(
-        "iteration_modes",
-        "--iteration-modes",
-        "iteration_modes",
-        _iteration_modes,
-        "M1,M2",
-        "each cell once per iteration mode (next, tryNext, iterator, emitter, stream; passed to harness run as "
-        "--iteration-mode); default: each driver's own default mode",
-    ),
-    Field("keyword", "-k", "keyword", _keyword, "TEXT", "passed to harness run: only test ids containing it"),
-    Field("timeout", "--timeout", "timeout", _seconds, "SECONDS", "passed to harness run: the per-test timeout"),
-)
+            "drivers",
+            "--driver",
+            "drivers",
+            _drivers,
+            "D1,D2",
+            _driver_help(),
+        ),
+        Field("pymongo", "--pymongo", "pymongo", _pymongo, "V1,V2", "shorthand: --driver pymongo@V1,pymongo@V2"),
+        Field(
+            "secantusdb",
+            "--secantusdb",
+            "secantusdb",
+            _versions,
+            "V1,V2",
+            "SecantusDB releases for its targets (default: the release the harness's pins resolve to)",
+        ),
+        Field(
+            "targets",
+            "--target",
+            "targets",
+            _targets,
+            "T1,T2",
+            _target_help(),
+        ),
+        Field(
+            "servers",
+            "--server",
+            "servers",
+            _servers,
+            "testcontainers=IMAGE|uri=URI",
+            "a real server, taken as it is (repeatable); its cells use the pinned SecantusDB",
+            repeatable=True,
+        ),
+        Field(
+            "suites", "--suites", "suites", _suites, "S1,S2", f"of {','.join(suites())} (default: all, the main job)"
+        ),
+        *(
+            Field(
+                f"specs-{suite}",
+                f"--specs-{suite}",
+                f"specs_{suite}",
+                _source,
+                "PATH|SOURCE",
+                f"the {suite} spec files (default: the main job's, {_DEFAULT_SOURCE.get(suite, 'the spec suite')})",
+            )
+            for suite in spec_suites()
+        ),
+        Field(
+            "campaign",
+            "--campaign",
+            "campaign",
+            _campaign,
+            "events=N,faults=N,seed=N",
+            "also a short seeded fault campaign per repeat (SecantusDB targets); 'off' for none",
+        ),
+        Field("repeat", "--repeat", "repeat", _positive, "N", "runs per cell (default 1)"),
+        Field("jobs", "--jobs", "jobs", _positive, "N", "cells at a time (default 1)"),
+        Field("workers", "--workers", "workers", _positive, "N", "harness run -j inside each cell (default 1)"),
+        Field(
+            "iteration_modes",
+            "--iteration-modes",
+            "iteration_modes",
+            _iteration_modes,
+            "M1,M2",
+            "each cell once per iteration mode (next, tryNext, iterator, emitter, stream; passed to harness run as "
+            "--iteration-mode); default: each driver's own default mode",
+        ),
+        Field("keyword", "-k", "keyword", _keyword, "TEXT", "passed to harness run: only test ids containing it"),
+        Field("timeout", "--timeout", "timeout", _seconds, "SECONDS", "passed to harness run: the per-test timeout"),
+    )
+
+
+def _target_help() -> str:
+    released = [
+        f"{name}[={entry.argument}]" for name in catalogue.released_targets() if (entry := catalogue.target(name))
+    ]
+    return (
+        f"targets: SecantusDB's ({', '.join(catalogue.secantus_targets())}), {', '.join(released)}, or a real "
+        "server (default: embedded)"
+    )
 
 
 def read_matrix_file(path: Path) -> dict[str, Any]:
@@ -530,8 +535,8 @@ def read_matrix_file(path: Path) -> dict[str, Any]:
         at = f" line {mark.line + 1}" if mark is not None else ""
         raise DefinitionError(f"{path}:{at} not valid YAML: {getattr(exc, 'problem', exc)}") from None
     if not isinstance(data, dict):
-        raise DefinitionError(f"{path}: expected a mapping of keys ({', '.join(f.key for f in FIELDS)})")
-    known = {f.key for f in FIELDS}
+        raise DefinitionError(f"{path}: expected a mapping of keys ({', '.join(f.key for f in fields())})")
+    known = {f.key for f in fields()}
     unknown = sorted(str(key) for key in data if key not in known)
     if unknown:
         raise DefinitionError(f"{path}: unknown key(s) {', '.join(unknown)}; known keys: {', '.join(sorted(known))}")
@@ -545,11 +550,11 @@ def load_definition(matrix_file: Path | None, flags: Any, cwd: Path) -> MatrixDe
     written: dict[str, Any] = {}
     if matrix_file is not None:
         data = read_matrix_file(matrix_file)
-        for f in FIELDS:
+        for f in fields():
             if f.key in data:
                 values[f.key] = f.parse(data[f.key], f"{matrix_file}: {f.key}", matrix_file.resolve().parent)
                 given[f.key], written[f.key] = f"{matrix_file}: {f.key}", data[f.key]
-    for f in FIELDS:
+    for f in fields():
         raw = getattr(flags, f.dest, None)
         if raw is not None and raw != []:
             values[f.key] = f.parse(raw, f.flag, cwd)
@@ -565,25 +570,27 @@ def _assemble(values: dict[str, Any], given: dict[str, str], written: dict[str, 
             "is shorthand for pymongo releases)"
         )
     chosen = values.get("targets", ())
-    servers = tuple(dict.fromkeys((*values.get("servers", ()), *(t for t in chosen if _name(t) in SERVER_TARGETS))))
-    targets = tuple(t for t in chosen if _name(t) not in SERVER_TARGETS)
+    servers = tuple(dict.fromkeys((*values.get("servers", ()), *(t for t in chosen if catalogue.is_server(_name(t))))))
+    targets = tuple(t for t in chosen if not catalogue.is_server(_name(t)))
     if not targets and not servers:
         targets = ("embedded",)
-    secantus_targets = [t for t in targets if _name(t) in VERSIONED_TARGETS]
+    secantus_targets = [t for t in targets if catalogue.is_secantus(_name(t))]
     if values.get("secantusdb") and not secantus_targets:
         raise DefinitionError(
-            f"{given['secantusdb']}: SecantusDB versions need a SecantusDB --target ({', '.join(VERSIONED_TARGETS)})"
+            f"{given['secantusdb']}: SecantusDB versions need a SecantusDB --target "
+            f"({', '.join(catalogue.secantus_targets())})"
         )
-    suites = values.get("suites", SUITES)
-    defaults = default_sources() if any(f"specs-{s}" not in values for s in suites if s in SPEC_SUITES) else {}
-    specs = {suite: values.get(f"specs-{suite}") or defaults[suite] for suite in suites if suite in SPEC_SUITES}
+    chosen_suites = values.get("suites", suites())
+    parts = spec_suites()
+    defaults = default_sources() if any(f"specs-{s}" not in values for s in chosen_suites if s in parts) else {}
+    specs = {suite: values.get(f"specs-{suite}") or defaults[suite] for suite in chosen_suites if suite in parts}
     names = {suite: str(written.get(f"specs-{suite}", MAIN_JOB)) for suite in specs}
     return MatrixDefinition(
         drivers=drivers,
         secantusdb=values.get("secantusdb") or ((None,) if secantus_targets else ()),
         targets=targets,
         servers=servers,
-        suites=suites,
+        suites=chosen_suites,
         specs=specs,
         spec_names=names,
         campaign=values.get("campaign"),
@@ -610,7 +617,7 @@ def _merge_drivers(
         raise DefinitionError(f"{given['pymongo']} and {given['drivers']}: listed in both: {', '.join(twice)}")
     from packaging.version import Version
 
-    releases = [(d.name, Version(d.release) if d.release and d.family == "python" else d.release) for d in merged]
+    releases = [(d.name, Version(d.release) if d.release and d.package is not None else d.release) for d in merged]
     if len(set(releases)) != len(releases):
         where = " and ".join(given[key] for key in ("drivers", "pymongo") if key in given)
         raise DefinitionError(

@@ -21,8 +21,8 @@ from packaging.version import InvalidVersion, Version
 from harness.core.records import RECORD_SCHEMA
 from harness.core.verdicts import OUTCOMES
 from harness.engine.results_store import read_records
+from harness.matrix import catalogue
 from harness.matrix.cells import Cell
-from harness.matrix.definition import VERSIONED_TARGETS
 
 OK, MISMATCH, UNVERIFIED, RECORDED = "ok", "MISMATCH", "unverified", "recorded"
 #: Stands in the list of actual versions for records that do not state one.
@@ -92,12 +92,24 @@ def _requested_library_release(cell: Cell, installed: dict[str, Any]) -> str | N
 
 
 _SECANTUS = TargetAxis(_package_version, _requested_release, _same_release)
+#: A deployment taken as it is: the version it reports, nothing asked for.
+_AS_IT_IS = TargetAxis(_server_version, lambda cell, installed: None, _image_release)
+#: Targets whose argument names what they run, read as each writes it.
 TARGET_AXES: dict[str, TargetAxis] = {
-    **dict.fromkeys(VERSIONED_TARGETS, _SECANTUS),
     "mongo-java-server": TargetAxis(_library_release, _requested_library_release, _same_release),
     "testcontainers": TargetAxis(_server_version, _image_tag, _image_release),
-    "uri": TargetAxis(_server_version, lambda cell, installed: None, _image_release),
+    "uri": _AS_IT_IS,
 }
+
+
+def target_axis(name: str) -> TargetAxis:
+    """How a cell's target version is asked for and read back: SecantusDB's (the catalogue says which targets
+    are), one of :data:`TARGET_AXES`, else as a deployment taken as it is."""
+    if catalogue.is_secantus(name):
+        return _SECANTUS
+    return TARGET_AXES.get(name, _AS_IT_IS)
+
+
 #: Characters of a release range (``6.x``, ``^6.1``), which only the built driver can turn into one release.
 _RANGE = set("xX*^~<>| ")
 
@@ -108,7 +120,7 @@ def requested_driver(cell: Cell, installed: dict[str, Any], probed: dict[str, An
     release = cell.driver.release
     if release is not None and not _RANGE & set(release):
         return release
-    if cell.driver.family == "python" and release is None and installed.get("pymongo"):
+    if cell.driver.package is not None and release is None and installed.get("pymongo"):
         return str(installed["pymongo"])
     return ((probed or {}).get("driver") or {}).get("version")
 
@@ -119,7 +131,7 @@ def observe(path: Path, cell: Cell) -> Observation:
         return Observation()
     records = [r for r in read_records(path) if r.get("record") == RECORD_SCHEMA]
     counts = Counter(r.get("outcome") for r in records)
-    axis = TARGET_AXES[cell.target_name]
+    axis = target_axis(cell.target_name)
     return Observation(
         records=len(records),
         counts={outcome: counts.get(outcome, 0) for outcome in OUTCOMES},
@@ -143,7 +155,7 @@ def check_versions(
     """Per axis: requested, actual (from the records) and ``ok``/``MISMATCH``/``unverified``/``recorded``."""
     if observation.records == 0:
         return {}
-    axis = TARGET_AXES[cell.target_name]
+    axis = target_axis(cell.target_name)
     target_requested = axis.requested(cell, installed)
     driver_requested = requested_driver(cell, installed, probed)
     return {

@@ -34,7 +34,7 @@ from harness.drivers.executor.adapter import ExecutorAdapter
 from harness.engine import child_processes
 from harness.engine.plugins import load_plugins
 from harness.engine.run import pair_incompatibility
-from harness.matrix.definition import SERVER_TARGETS
+from harness.matrix import catalogue
 from harness.matrix.files import atomic_write_json
 
 
@@ -80,7 +80,7 @@ def _with_driver(plugins: Any, adapter: DriverAdapter, target: str, outcome: dic
     if isinstance(adapter, ExecutorAdapter) and adapter.start_failure:  # it says so instead of raising
         outcome["failure"] = {"stage": "driver", "reason": adapter.start_failure}
         return outcome
-    if target.partition("=")[0] in SERVER_TARGETS:  # a real server is reached by the runs only
+    if catalogue.is_server(target.partition("=")[0]):  # a real server is reached by the runs only
         outcome["target"] = {"probed": False, "name": target.partition("=")[0]}
         return outcome
     try:

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.matrix.cells import Cell
-from harness.matrix.definition import RUN_SUITES, SPEC_SUITES, MatrixDefinition
+from harness.matrix.definition import MatrixDefinition, run_suites, spec_suites
 from harness.matrix.process import Finished
 
 #: Exit status -> (the step finished and its records are results, what the status means).
@@ -53,9 +53,9 @@ class Step:
 
 def run_suite(definition: MatrixDefinition) -> str:
     """``harness run --suite``'s value: ``all`` for the main job's suites, else the chosen ones (``spec,prose``)."""
-    spec = any(suite in definition.suites for suite in SPEC_SUITES)
-    named = [suite for suite in RUN_SUITES if suite in definition.suites]
-    if spec and len(named) == len(RUN_SUITES):
+    spec = any(suite in definition.suites for suite in spec_suites())
+    named = [suite for suite in run_suites() if suite in definition.suites]
+    if spec and len(named) == len(run_suites()):
         return "all"
     return ",".join((["spec"] if spec else []) + named)
 
@@ -68,7 +68,9 @@ def repeat_steps(
     definition: MatrixDefinition, cell: Cell, python: Path, results: Path, labels: dict[str, Any]
 ) -> list[Step]:
     harness = [str(python), "-m", "harness.app.cli"]
-    specs = [arg for suite in SPEC_SUITES if suite in definition.specs for arg in ("--specs", definition.specs[suite])]
+    specs = [
+        arg for suite in spec_suites() if suite in definition.specs for arg in ("--specs", definition.specs[suite])
+    ]
     common = [
         "--driver",
         cell.driver_argument,

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from harness.core.ports import Target, TargetUnavailable
+from harness.engine.plugins import Releases, TargetEntry
 
 
 def _embedded(argument: str | None) -> Target:
@@ -123,32 +124,7 @@ def _warm_up_mongo_java_server() -> None:
 def _testcontainers(argument: str | None) -> Target:
     from harness.targets.containers import MongoContainerTarget
 
-    return MongoContainerTarget(image=argument or "mongo:8.0")
-
-
-#: name -> (factory, one line of help), as ``--target NAME[=ARGUMENT]`` takes them.
-TARGETS: dict[str, tuple[Callable[[str | None], Target], str]] = {
-    "embedded": (_embedded, "SecantusDB in-process (=PATH: on-disk storage)"),
-    "embedded-on-disk": (_embedded_on_disk, "the same on disk, restartable (scratch directory, or =PATH)"),
-    "embedded-standalone": (_embedded_standalone, "the same as a standalone server (single topology)"),
-    "embedded-no-test-commands": (_embedded_without_test_commands, "the same, refusing configureFailPoint"),
-    "secantusdb-daemon": (
-        _daemon,
-        "SecantusDB as a separate process (=test-commands,standalone,on-disk: any of them, comma-separated)",
-    ),
-    "uri": (_uri, "any running deployment, by connection string"),
-    "testcontainers": (_testcontainers, "a real mongod replica set in Docker (=IMAGE, default mongo:8.0)"),
-    "mongo-java-server": (
-        _mongo_java_server,
-        "the mongo-java-server emulator (=RELEASE[,server=X.Y][,present=replicaset]: a presented replica set)",
-    ),
-}
-
-
-#: Deployments the user runs: parallel workers would share them.
-SHARED = ("uri",)
-#: In-process servers: opening storage once in the parent makes each forked worker's first open cheap.
-IN_PROCESS = ("embedded", "embedded-on-disk", "embedded-standalone", "embedded-no-test-commands")
+    return MongoContainerTarget(image=argument or DEFAULT_IMAGE)
 
 
 def _warm_up_embedded() -> None:
@@ -157,8 +133,96 @@ def _warm_up_embedded() -> None:
     warm_up()
 
 
-#: Other targets' warm-ups, run once in the parent before parallel workers start.
-WARM_UPS: dict[str, Callable[[], None]] = {"mongo-java-server": _warm_up_mongo_java_server}
+#: The SecantusDB release a matrix cell installs into its environment (``harness matrix --secantusdb``).
+SECANTUSDB_RELEASES = Releases("pip: secantusdb==VERSION in the matrix cell's environment", "0.7.0b3", "secantusdb")
+#: ``secantusdb-daemon``'s arguments a matrix takes (a cell's deployment is its own: no path, each switch alone
+#: or the test commands on disk).
+DAEMON_MATRIX_ARGUMENTS = (None, "test-commands", "on-disk", "standalone", "test-commands,on-disk")
+#: What testcontainers runs without an argument.
+DEFAULT_IMAGE = "mongo:8.0"
+
+
+def _daemon_matrix_argument(argument: str | None) -> str | None:
+    if argument not in DAEMON_MATRIX_ARGUMENTS:
+        raise TargetUnavailable(f"target secantusdb-daemon does not take {argument!r} in a matrix")
+    return argument
+
+
+def _mongo_java_server_matrix_argument(argument: str | None) -> str | None:
+    from harness.targets.mongo_java_server import parse_argument
+
+    parse_argument(argument)  # a bad release or switch is refused before anything is built
+    return argument
+
+
+def _image(argument: str | None) -> str | None:
+    return argument or DEFAULT_IMAGE
+
+
+def _uri_matrix_argument(argument: str | None) -> str | None:
+    """A connection string as written (an SRV URI checked without resolving it); ``env:NAME`` is for runs."""
+    from harness.shared.connection_strings import ConnectionStringError, validate
+
+    if not (argument or "").startswith(("mongodb://", "mongodb+srv://")):
+        raise TargetUnavailable("uri= needs a mongodb:// or mongodb+srv:// connection string")
+    try:
+        validate(str(argument))
+    except ConnectionStringError as exc:
+        raise TargetUnavailable(str(exc)) from None
+    return argument
+
+
+def _embedded_entry(name: str, help: str, make: Callable[[str | None], Target], argument: str = "") -> TargetEntry:
+    """SecantusDB in the harness's process: storage opened once in a parent makes each forked worker's first open
+    cheap; its release is the matrix cell's ``secantusdb``."""
+    return TargetEntry(name, help, make, argument, warm_up=_warm_up_embedded, releases=SECANTUSDB_RELEASES)
+
+
+TARGETS: tuple[TargetEntry, ...] = (
+    _embedded_entry("embedded", "SecantusDB in-process (=PATH: on-disk storage)", _embedded, "PATH"),
+    _embedded_entry(
+        "embedded-on-disk", "the same on disk, restartable (scratch directory, or =PATH)", _embedded_on_disk, "PATH"
+    ),
+    _embedded_entry(
+        "embedded-standalone", "the same as a standalone server (single topology)", _embedded_standalone, "PATH"
+    ),
+    _embedded_entry(
+        "embedded-no-test-commands", "the same, refusing configureFailPoint", _embedded_without_test_commands, "PATH"
+    ),
+    TargetEntry(
+        "secantusdb-daemon",
+        "SecantusDB as a separate process (=test-commands,standalone,on-disk: any of them, comma-separated)",
+        _daemon,
+        ",".join(DAEMON_SWITCHES),
+        releases=SECANTUSDB_RELEASES,
+        matrix_argument=_daemon_matrix_argument,
+    ),
+    TargetEntry(
+        "uri",
+        "any running deployment, by connection string",
+        _uri,
+        "CONNECTION-STRING|env:NAME",
+        isolated=False,  # a deployment the user runs: parallel workers would share it
+        matrix_argument=_uri_matrix_argument,
+    ),
+    TargetEntry(
+        "testcontainers",
+        f"a real mongod replica set in Docker (=IMAGE, default {DEFAULT_IMAGE})",
+        _testcontainers,
+        "IMAGE",
+        matrix_argument=_image,
+        extras=("containers",),
+    ),
+    TargetEntry(
+        "mongo-java-server",
+        "the mongo-java-server emulator (=RELEASE[,server=X.Y][,present=replicaset]: a presented replica set)",
+        _mongo_java_server,
+        "RELEASE[,server=X.Y][,present=replicaset]",
+        warm_up=_warm_up_mongo_java_server,
+        releases=Releases("Maven: the RELEASE in its argument, resolved into the harness's cache", "1.47.0"),
+        matrix_argument=_mongo_java_server_matrix_argument,
+    ),
+)
 
 
 def _permit_destructive(target: Target, options: Any) -> Target:
@@ -181,11 +245,5 @@ def _permit_destructive(target: Target, options: Any) -> Target:
 
 def install(registry: Any) -> None:
     registry.add_target_wrapper(_permit_destructive)
-    for name, (factory, help_text) in TARGETS.items():
-        registry.add_target(
-            name,
-            factory,
-            help_text,
-            isolated=name not in SHARED,
-            warm_up=_warm_up_embedded if name in IN_PROCESS else WARM_UPS.get(name),
-        )
+    for entry in TARGETS:
+        registry.add_target(entry)

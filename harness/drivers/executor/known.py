@@ -1,7 +1,10 @@
-"""The executors the harness knows by driver name, ``exec:CMD`` for any other, ``node@SPEC`` for a Node release.
+"""The executor drivers of the catalogue, one entry each: ``pymongo-executor``, ``node``, ``java``, ``go``, ``rust``.
 
-A known executor is a command line; a driver team's own executor needs no entry here
-(``--driver exec:"node my-executor.js"``).
+An executor is a command line speaking docs/executor-protocol.md. Its entry says how the command line is had:
+as it is (the reference executor), once its packages are checked (Node), or built on first use into the harness's
+cache against the pinned release or ``NAME@RELEASE`` (Java, Go, Rust); and where its releases come from, which
+``harness matrix`` reads for its release axis. A new executor is its module (its sources and a ``build.py`` or
+the like) and one entry in :data:`EXECUTORS`; a driver team's own executor needs none (``--driver exec:CMD``).
 """
 
 from __future__ import annotations
@@ -9,15 +12,62 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
+
+from harness.drivers.pymongo.plugin import PYMONGO_RELEASES
+from harness.engine.plugins import EXECUTOR, DriverEntry, Releases
 
 _DRIVERS = Path(__file__).resolve().parent.parent
 _NODE = ["node", str(_DRIVERS / "node" / "executor.js")]
 
-#: ``--driver NAME`` -> the executor's command line (argv).
-KNOWN_EXECUTORS: dict[str, list[str]] = {
-    "pymongo-executor": [sys.executable, "-m", "harness.drivers.executor.pymongo_reference"],
-    "node": _NODE,
-}
+Command = str | list[str]
+
+
+def _adapter(command: Command) -> Any:
+    from harness.drivers.executor.adapter import ExecutorAdapter
+
+    return ExecutorAdapter(command)
+
+
+def executor_entry(
+    name: str,
+    help: str,
+    command: Callable[[], Command],
+    *,
+    set_up: Callable[[], None] | None = None,
+    releases: Releases | None = None,
+    release_command: Callable[[str], Command] | None = None,
+    argument: str = "",
+    argument_command: Callable[[str], Command] | None = None,
+) -> DriverEntry:
+    """An executor's catalogue entry from its command lines: the pinned one, ``NAME@RELEASE``'s, ``NAME=ARGUMENT``'s."""
+
+    def command_of(rest: str) -> Command:
+        if rest[:1] == "@" and release_command is not None:
+            return release_command(rest[1:])
+        if rest[:1] == "=" and argument_command is not None:
+            return argument_command(rest[1:])
+        return command()
+
+    return DriverEntry(
+        name,
+        help,
+        EXECUTOR,
+        make=lambda: _adapter(command()),
+        set_up=set_up,
+        releases=releases,
+        make_release=None if release_command is None else lambda release: _adapter(release_command(release)),
+        argument=argument,
+        make_with_argument=None if argument_command is None else lambda value: _adapter(argument_command(value)),
+        command=command_of,
+    )
+
+
+def _built(build: Callable[[str], list[str]]) -> Callable[[], None]:
+    """A built executor's set-up: its build at the pinned release (a cache hit after the first)."""
+    from harness.drivers.executor.set_up import built
+
+    return lambda: built(lambda: build(""))()
 
 
 def _node_ready() -> None:
@@ -26,81 +76,80 @@ def _node_ready() -> None:
     node_ready()
 
 
-#: ``--driver NAME`` -> what checks, when the run starts, that this machine can run the executor.
-SET_UP: dict[str, Callable[[], None]] = {"node": _node_ready}
-
-
 def _node_release(spec: str) -> list[str]:
     from harness.drivers.executor.node_release import installed_driver
 
     return [*_NODE, "--driver-module", str(installed_driver(spec))]
 
 
-def _java_release(release: str) -> list[str]:
+def _node_module(path: str) -> list[str]:
+    return [*_NODE, "--driver-module", str(Path(path).expanduser().resolve())]
+
+
+def _java(release: str) -> list[str]:
     from harness.drivers.java.build import executor_command
 
     return executor_command(release)
 
 
-def _go_release(release: str) -> list[str]:
+def _go(release: str) -> list[str]:
     from harness.drivers.go.build import executor_command
 
     return executor_command(release)
 
 
-def _rust_release(release: str) -> list[str]:
+def _rust(release: str) -> list[str]:
     from harness.drivers.rust.build import executor_command
 
     return executor_command(release)
 
 
-#: ``--driver NAME`` -> a function giving the executor's command line once the executor is built (on first use,
-#: then from the harness's cache): the Java, Go and Rust executors are compiled against their pinned driver release.
-BUILT_EXECUTORS: dict[str, Callable[[], list[str]]] = {
-    "java": lambda: _java_release(""),
-    "go": lambda: _go_release(""),
-    "rust": lambda: _rust_release(""),
-}
+EXECUTORS: tuple[DriverEntry, ...] = (
+    executor_entry(
+        "pymongo-executor",
+        "pymongo through the executor protocol (the reference executor, in Python)",
+        lambda: [sys.executable, "-m", "harness.drivers.executor.pymongo_reference"],
+        releases=PYMONGO_RELEASES,
+    ),
+    executor_entry(
+        "node",
+        "the Node.js driver (npm mongodb, locked in harness/drivers/node; npm ci first)",
+        lambda: _NODE,
+        set_up=_node_ready,
+        releases=Releases("npm: mongodb@SPEC, installed once into the harness's cache (a range: 6.x)", "6.10.0"),
+        release_command=_node_release,
+        argument="PATH",
+        argument_command=_node_module,
+    ),
+    executor_entry(
+        "java",
+        "the Java sync driver (org.mongodb:mongodb-driver-sync), built with Maven on first use",
+        lambda: _java(""),
+        set_up=_built(_java),
+        releases=Releases(
+            "Maven: org.mongodb:mongodb-driver-sync VERSION, the executor built into the cache", "5.14.0"
+        ),
+        release_command=_java,
+    ),
+    executor_entry(
+        "go",
+        "the Go driver (go.mongodb.org/mongo-driver/v2), built with Go on first use",
+        lambda: _go(""),
+        set_up=_built(_go),
+        releases=Releases("Go: go.mongodb.org/mongo-driver/v2 VERSION, the executor built into the cache", "2.10.0"),
+        release_command=_go,
+    ),
+    executor_entry(
+        "rust",
+        "the Rust driver (crates.io mongodb, Cargo.lock), built with cargo on first use",
+        lambda: _rust(""),
+        set_up=_built(_rust),
+        releases=Releases("cargo: crates.io mongodb VERSION, the executor built into the cache", "3.9.1"),
+        release_command=_rust,
+    ),
+)
 
 
-def _as_written(command: str) -> str:
+def _as_written(command: str) -> Any:
     """``exec:CMD`` as written: the adapter splits it as a shell would and records it unchanged."""
-    return command
-
-
-def _node_module(path: str) -> list[str]:
-    return [*_NODE, "--driver-module", str(Path(path).expanduser().resolve())]
-
-
-#: ``--driver PREFIX+ARGUMENT`` -> the executor's command line for ARGUMENT: ``exec:CMD``, any executor (split as a
-#: shell would); ``node@SPEC``, the npm ``mongodb`` release SPEC (installed once into the harness's cache folder);
-#: ``node=PATH``, the Node driver in a ``node_modules/mongodb`` folder of one's own; ``java@VERSION``,
-#: ``go@VERSION`` and ``rust@VERSION``, the Java, Go or Rust executor built against that driver release (an empty
-#: release: the pinned one).
-DRIVER_SCHEMES: dict[str, Callable[[str], str | list[str]]] = {
-    "exec:": _as_written,
-    "node@": _node_release,
-    "node=": _node_module,
-    "java@": _java_release,
-    "go@": _go_release,
-    "rust@": _rust_release,
-}
-
-
-def executor_command(driver: str) -> str | list[str] | None:
-    """The command line ``--driver DRIVER`` runs its executor with (set up, or built, first: a machine that cannot
-    run it raises ``DriverUnavailable`` with the command that installs what is missing); None when ``DRIVER`` names
-    no executor (an in-process driver, or a name the harness does not know). ``harness executor-check --driver``
-    checks the very executor ``harness run --driver`` would start."""
-    if driver in KNOWN_EXECUTORS:
-        SET_UP.get(driver, lambda: None)()
-        return KNOWN_EXECUTORS[driver]
-    if driver in BUILT_EXECUTORS:
-        from harness.drivers.executor.set_up import built
-
-        built(BUILT_EXECUTORS[driver])()  # a failed build refuses, as a run's set-up does
-        return BUILT_EXECUTORS[driver]()  # from the harness's cache now
-    for prefix, scheme in DRIVER_SCHEMES.items():
-        if driver.startswith(prefix):
-            return scheme(driver[len(prefix) :])
-    return None
+    return _adapter(command)

@@ -5,6 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from harness.engine.plugins import IN_PROCESS, DriverEntry, Releases
+
+#: A pymongo release, installed into a matrix cell's environment (the reference executor runs pymongo too).
+PYMONGO_RELEASES = Releases("pip: pymongo==VERSION in the matrix cell's environment", "4.18.3", package="pymongo")
+
 
 def _pymongo() -> Any:
     from harness.drivers.pymongo.adapter import PyMongoAdapter
@@ -34,5 +39,18 @@ def _async_api_present() -> None:
 
 
 def install(registry: Any) -> None:
-    registry.add_driver("pymongo", _pymongo)
-    registry.add_driver("pymongo-async", _pymongo_async, set_up=_async_api_present)
+    registry.add_driver(
+        DriverEntry(
+            "pymongo", "pymongo's MongoClient in the harness's process", IN_PROCESS, _pymongo, releases=PYMONGO_RELEASES
+        )
+    )
+    registry.add_driver(
+        DriverEntry(
+            "pymongo-async",
+            "pymongo's AsyncMongoClient in the harness's process (pymongo 4.10 or later)",
+            IN_PROCESS,
+            _pymongo_async,
+            set_up=_async_api_present,
+            releases=PYMONGO_RELEASES,
+        )
+    )

@@ -1,7 +1,7 @@
 """``harness executor-check`` passes every executor the harness knows: the pymongo reference, Node, Java and Go.
 
-The executors come from the harness's own tables (``KNOWN_EXECUTORS``, ``BUILT_EXECUTORS``), so an executor added
-there is checked here without a new test. Java and Go are built as ``--driver java``/``go`` builds them (into the
+The executors come from the catalogue (every driver entry of the executor kind), so an executor added there is
+checked here without a new test. Java and Go are built as ``--driver java``/``go`` builds them (into the
 harness's cache, once). A missing toolchain skips its executor on a developer's machine and fails on CI, where
 .ci/run installs it.
 """
@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from harness.app.executor_check import CHECKS, run_checks
-from harness.drivers.executor.known import BUILT_EXECUTORS, KNOWN_EXECUTORS, executor_command
+from harness.engine.plugins import EXECUTOR, load_plugins
 from tests.paths import REPO
 
 #: What each executor needs on the machine besides Python: commands on PATH, and folders.
@@ -40,12 +40,12 @@ def _missing(name: str) -> str | None:
 
 def _command(name: str) -> str | list[str]:
     """The executor ``--driver NAME`` runs, found as ``harness executor-check --driver NAME`` finds it."""
-    command = executor_command(name)
+    command = load_plugins().executor_command(name)
     assert command is not None, name
     return command
 
 
-@pytest.mark.parametrize("name", [*sorted(KNOWN_EXECUTORS), *sorted(BUILT_EXECUTORS)])
+@pytest.mark.parametrize("name", sorted(n for n, entry in load_plugins().drivers.items() if entry.kind == EXECUTOR))
 def test_executor_check_passes_every_known_executor(name: str, embedded_run: Any) -> None:
     missing = _missing(name)
     if missing is not None:
@@ -66,8 +66,10 @@ def test_executor_check_passes_every_known_executor(name: str, embedded_run: Any
     [
         ([], "give the executor's command line or --driver NAME"),
         (["cmd", "--driver", "node"], "give the executor's command line or --driver NAME"),
-        (["--driver", "pymongo"], "--driver pymongo: names no driver in an executor"),
-        (["--driver", "no-such-driver"], "--driver no-such-driver: names no driver in an executor (executors: "),
+        (["--driver", "pymongo"], "--driver pymongo: names no driver in an executor (executors: go, java, node, "),
+        (["--driver", "no-such-driver"], "unknown driver 'no-such-driver'; known drivers: exec:..., go, java, node"),
+        (["--driver", "go=x"], "--driver go=x: the go driver does not take an argument as NAME=ARGUMENT"),
+        (["node"], "'node' is a driver's name: give --driver node"),
     ],
 )
 def test_executor_check_refuses_what_names_no_executor(argv: list[str], said: str, capsys: Any) -> None:

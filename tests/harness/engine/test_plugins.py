@@ -14,7 +14,7 @@ import pytest
 
 from harness.core.model import TEST_RUNNER, Operation, SpecTest
 from harness.core.ports import TargetUnavailable
-from harness.engine.plugins import ENTRY_POINT_GROUP, FailPointSetup, Registry, install, load_plugins
+from harness.engine.plugins import ENTRY_POINT_GROUP, FailPointSetup, Registry, TargetEntry, install, load_plugins
 from harness.engine.run import HarnessRun, RunOptions
 from tests.paths import REPO
 
@@ -102,7 +102,7 @@ def _new_plugin_module() -> types.ModuleType:
         return FailPointSetup(CountingBackend(NativeFailPoints(target.admin)), target.uri)
 
     def install(registry):
-        registry.add_target("my-target", my_target, "the embedded server under another name")
+        registry.add_target(TargetEntry("my-target", "the embedded server under another name", my_target))
         registry.add_failpoint_mode("counting", counting)
 
     module.install = install

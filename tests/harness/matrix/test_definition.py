@@ -13,7 +13,7 @@ import pytest
 
 from harness.formats.source_names import MAIN_JOB_FALLBACK, MAIN_JOB_PROJECT
 from harness.matrix.cli import add_matrix_arguments
-from harness.matrix.definition import MAIN_JOB, SUITES, DefinitionError, Driver, load_definition
+from harness.matrix.definition import MAIN_JOB, DefinitionError, Driver, load_definition, suites
 from tests.paths import SHARED_SPECS
 
 
@@ -71,7 +71,7 @@ def test_flags_give_versions_targets_suites_and_the_main_job_s_sources(work):
     )
     assert definition.drivers == (Driver("pymongo", "4.18.3"), Driver("pymongo", "4.19.0"), Driver("pymongo", "4.20.0"))
     assert definition.secantusdb == ("0.7.0b1", "0.7.0b2") and definition.targets == ("secantusdb-daemon",)
-    assert definition.suites == SUITES == ("legacy", "unified", "supplementary", "prose", "checks")
+    assert definition.suites == suites() == ("legacy", "unified", "supplementary", "prose", "checks")
     # Not the folder beside the working directory: the main job's own sources, wherever the command runs.
     assert definition.specs == {
         "legacy": main_job_upstream("legacy"),
@@ -152,7 +152,10 @@ def test_file_errors_name_the_file_and_key(work, tmp_path, yaml_text, expected):
         (("--pymongo", "4.20.0", "--target", "secantusdb-daemon=fast"), "target secantusdb-daemon does not take"),
         (("--pymongo", "4.20.0", "--target", "embedded,embedded"), "--target: listed more than once: embedded"),
         (("--pymongo", "4.20.0", "--target", "uri=http://x"), "--target: uri= needs a mongodb://"),
-        (("--pymongo", "4.20.0", "--server", "mongo:8.0"), "--server: a server is testcontainers"),
+        (
+            ("--pymongo", "4.20.0", "--server", "mongo:8.0"),
+            "--server: a server is uri[=CONNECTION-STRING|env:NAME] or testcontainers[=IMAGE], got 'mongo:8.0'",
+        ),
         (("--pymongo", "4.20.0", "--server", "uri=http://x"), "--server: uri= needs a mongodb://"),
         (("--pymongo", "4.20.0", "--server", "uri=mongodb://h:notaport/"), "--server: bad connection string"),
         (
@@ -263,7 +266,7 @@ def test_drivers_are_names_the_harness_runs_each_at_an_optional_release(work):
         Driver("java", "5.14.0"),
         Driver("go"),
     )
-    assert [d.family for d in definition.drivers] == ["python", "python", "python", "node", "java", "go"]
+    assert [d.package for d in definition.drivers] == ["pymongo", "pymongo", "pymongo", None, None, None]
     assert [str(d) for d in definition.drivers][:4] == [
         "pymongo@4.18.3",
         "pymongo-async",
@@ -277,7 +280,10 @@ def test_drivers_are_names_the_harness_runs_each_at_an_optional_release(work):
 @pytest.mark.parametrize(
     "argv, expected",
     [
-        (("--driver", "mongosh"), "--driver: unknown driver 'mongosh'; drivers: pymongo, pymongo-async"),
+        (
+            ("--driver", "mongosh"),
+            "--driver: unknown driver 'mongosh'; drivers: go, java, node, pymongo, pymongo-async, pymongo-executor",
+        ),
         (("--driver", "node=/opt/executor"), "--driver: unknown driver 'node=/opt/executor'"),  # a path is no release
         (("--driver", "node@"), "--driver: 'node@': '' is not a release (e.g. node@6.10.0)"),
         (("--driver", "java@$(rm -rf ~)"), "--driver: 'java@$(rm -rf ~)': '$(rm -rf ~)' is not a release"),

@@ -120,3 +120,11 @@ def test_another_definition_is_another_matrix_id(capsys, argv):
     matrix_id = json.loads(base)["include"][0]["matrix"]
     assert json.loads(same)["include"][0]["matrix"] == matrix_id  # repeats and workers are not in the id
     assert json.loads(other)["include"][0]["matrix"] != matrix_id
+
+
+def test_plan_takes_the_definition_file_as_its_argument_as_the_readme_shows_it(capsys):
+    path = str(REPO / "specs" / "matrices" / "drivers-x-targets.yml")
+    status, positional, _ = plan(capsys, path)
+    assert status == 0 and (positional, "") == plan(capsys, "--matrix", path)[1:]
+    status, out, err = plan(capsys, path, "--matrix", path)
+    assert status == 2 and out == "" and "give the definition once" in err

@@ -21,7 +21,7 @@ import pytest
 from harness.core.observations import NoChangeWithin
 from harness.core.resume_tokens import SECANTUSDB_BSON
 from harness.drivers.executor.adapter import ExecutorAdapter
-from harness.drivers.executor.known import BUILT_EXECUTORS, KNOWN_EXECUTORS
+from harness.engine.plugins import load_plugins
 from tests.harness.drivers.executor.broken import REFERENCE, broken_executor
 from tests.harness.drivers.watched import FILTERED, filtered_change_fails_at_once, op, watch_collection
 from tests.paths import REPO
@@ -45,7 +45,9 @@ def _command(name: str) -> list[str]:
         if os.environ.get("CI"):
             pytest.fail(f"the {name} executor cannot run here, but CI is set and .ci/run installs it", pytrace=False)
         pytest.skip(f"the {name} executor's toolchain is not installed")
-    return list(KNOWN_EXECUTORS[name]) if name in KNOWN_EXECUTORS else BUILT_EXECUTORS[name]()
+    command = load_plugins().executor_command(name)
+    assert isinstance(command, list), name
+    return command
 
 
 EXECUTORS = ("reference", "node", "java", "go", "rust")
