@@ -3,8 +3,8 @@
 The README keeps what the product is, the two set-up commands, a command table and links; the rest lives in
 docs/ (issue 34, "Names and pages"). These tests hold it there: at most 200 lines; one table row per
 ``harness`` subcommand and none for a command the CLI lacks; each row's command line, with its placeholders
-filled in, parsed by the CLI's own parser (a row such as ``harness matrix plan FILE``, which the CLI refuses,
-fails); and every relative link of the README and the pages of docs/ names a file that exists, and a heading
+filled in, parsed by the CLI's own parser (a row such as ``harness matrix plan FILE FILE``, which the
+CLI refuses, fails); and every relative link of the README and the pages of docs/ names a file that exists, and a heading
 of it when it names one.
 """
 
@@ -89,8 +89,10 @@ def test_every_command_of_the_table_is_accepted_by_the_cli(capsys: pytest.Captur
 
 
 def test_a_command_the_cli_refuses_is_caught() -> None:
-    """The breakage the check exists for (issue 34: the README showed ``harness matrix plan FILE``)."""
-    assert accepted(concrete("harness matrix plan FILE")).startswith("refused")
+    """The breakage the check exists for (issue 34: the README showed ``harness matrix plan FILE``, refused then;
+    the CLI now takes it, and refuses a definition given twice)."""
+    assert accepted(concrete("harness matrix plan FILE FILE")).startswith("refused")
+    assert accepted(concrete("harness run --no-such-option")).startswith("refused")
     assert accepted(concrete("harness matrix plan [--matrix FILE]")) == ""
 
 
