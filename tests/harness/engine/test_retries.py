@@ -54,7 +54,7 @@ def _check(name: str, case) -> Check:
     return Check("prose", "retries", name, open=case)
 
 
-INTERMITTENT = _check("fails first, then passes", _MarksTheTarget)
+INTERMITTENT = _check("CS-SELFTEST-RULE: fails first, then passes", _MarksTheTarget)
 BROKEN = _check("always fails", lambda run: _AlwaysFails())
 SOUND = _check("passes", lambda run: _Passes())
 
@@ -115,8 +115,19 @@ def test_the_summary_counts_the_flake_as_flaky_and_fails_the_run(retried):
 
 def test_the_statement_reads_the_flake_as_flaky_never_passed(retried):
     _, records, _ = retried
-    rows = {row.test_id: row.outcome for row in rows_from_records(records)}
-    assert rows == {INTERMITTENT.test_id: FLAKY, BROKEN.test_id: "failed", SOUND.test_id: "passed"}
+    from reports.statements import NOT_MET, rule_verdict
+
+    rows = {row.test_id: row for row in rows_from_records(records)}
+    assert {t: row.outcome for t, row in rows.items()} == {
+        INTERMITTENT.test_id: FLAKY,
+        BROKEN.test_id: "failed",
+        SOUND.test_id: "passed",
+    }
+    # The check names its rule, so its failing attempt's causes stand for it (a statement judges rules by causes).
+    rule = {"id": "CS-SELFTEST-RULE", "checked_by": [INTERMITTENT.test_id, SOUND.test_id]}
+    verdict = rule_verdict(rule, rows, [])
+    assert verdict["verdict"] == NOT_MET
+    assert [(f["test_id"], f["outcome"]) for f in verdict["tests"]["failed"]] == [(INTERMITTENT.test_id, FLAKY)]
 
 
 def test_without_retries_the_intermittent_failure_is_one_failed_attempt(tmp_path):
