@@ -190,6 +190,8 @@ class HarnessRun:
         #: The id and attempt of the last test whose record was written, and the attempt under way.
         self.last_recorded: tuple[str, int] | None = None
         self._attempt = 1
+        #: The attempts of the test under way that have finished.
+        self._under_way: list[TestResult] = []
         self.plugins = plugins or load_plugins()
         self.run_id = options.run_id or new_run_id()
         self.target: Target = self.plugins.make_target(options.target)
@@ -363,7 +365,9 @@ class HarnessRun:
         """Run a test, each of its attempts recorded: ``repeat`` times, then again while its last attempt is
         unexpected, up to ``retry_unexpected`` more times (a pass, an explained failure or a lost target ends it);
         every attempt after the first starts in a fresh scope (:meth:`fresh_scope`)."""
-        results = [self.run_attempt(test, 1)]
+        self._under_way, self._attempt = [], 1
+        results = self._under_way
+        results.append(self.run_attempt(test, 1))
         while self._another_attempt(results):
             self.fresh_scope()
             results.append(self.run_attempt(test, len(results) + 1))
@@ -404,17 +408,19 @@ class HarnessRun:
         return result
 
     def record_interrupted(self, test: SpecTest | Check, reason: str) -> TestResult | None:
-        """The record of a test a stop signal cut short (its teardown already ran): an ``error`` saying why; None
-        when the signal came after the attempt's own record was written (nothing is recorded twice)."""
+        """The result of a test a stop signal cut short (its teardown already ran): its finished attempts and the
+        cut one, an ``error`` saying why. When the signal came after an attempt's own record was written, nothing
+        is recorded again: the finished attempts (None when there was one, as a test run once)."""
         assert self.provenance is not None
+        finished = [result for result in self._under_way if result.test_id == test.test_id]
         if self.last_recorded == (test.test_id, self._attempt):
-            return None
+            return of_attempts(finished) if len(finished) > 1 else None
         verdict = Verdict(ERROR, f"{reason}; the test did not finish")
         result = result_of(
             test, verdict, self.provenance, self.expectations, self.options.rules, utc_now(), 0.0, self._attempt
         )
         self.store.append(result.record)
-        return result
+        return of_attempts([*finished, result])
 
 
 def driver_record(driver: DriverAdapter, iteration_mode: str | None = None) -> dict[str, Any]:

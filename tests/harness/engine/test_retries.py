@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import signal
+import time
 from pathlib import Path
 
 import pytest
@@ -220,3 +223,37 @@ def test_the_options_reach_the_run_and_only_harness_run_declares_them():
             build_parser().parse_args(["run", *refused])
     assert {o.dest for o in ATTEMPT_OPTIONS} == {"retry_unexpected", "repeat"}
     assert not {o.dest for o in ATTEMPT_OPTIONS} & {o.dest for o in RUN_OPTIONS}  # pytest declares RUN_OPTIONS
+
+
+class _StoppedOnItsRetry(Case):
+    """Fails its first attempt; during its second, the run gets SIGTERM (as from a user's kill)."""
+
+    def __init__(self, run: HarnessRun, attempts: list) -> None:
+        super().__init__()
+        self.attempts = attempts
+
+    def body(self) -> None:
+        self.attempts.append(len(self.attempts) + 1)
+        if len(self.attempts) == 1:
+            raise TestFailure("the first attempt fails")
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(10)  # the signal stops the run first; teardown ends this worker thread's wait
+
+
+def test_a_stop_signal_during_a_retry_keeps_every_attempt(tmp_path):
+    """The cut attempt is an ``error`` naming the signal, and the result carries the finished attempt too (under
+    ``-j`` the parent writes them from it)."""
+    from harness.app.stopping import RunInterrupted, stopping_on_signals
+
+    attempts: list = []
+    check = _check("stopped on its retry", lambda run: _StoppedOnItsRetry(run, attempts))
+    options = RunOptions(target="embedded", results=tmp_path / "r.jsonl", expected="none", retry_unexpected=2)
+    with stopping_on_signals(), HarnessRun(options) as run:
+        with pytest.raises(RunInterrupted) as stop:
+            run.run_test(check)
+        cut_short = run.record_interrupted(check, str(stop.value))
+    assert cut_short is not None
+    assert [(r["attempt"], r["outcome"]) for r in cut_short.records] == [(1, "failed"), (2, "error")]
+    assert "SIGTERM" in cut_short.records[1]["message"]
+    records = [json.loads(line) for line in (tmp_path / "r.jsonl").read_text().splitlines()]
+    assert [(r["attempt"], r["outcome"]) for r in records] == [(1, "failed"), (2, "error")]
