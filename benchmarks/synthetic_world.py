@@ -33,7 +33,7 @@ from typing import Any
 
 from harness.core.model import Requirement, SpecTest
 from harness.core.ports import TargetInfo
-from harness.core.versions import version_tuple
+from harness.record.versions import release
 
 CATALOG = Path(__file__).with_name("synthetic_tests.json")
 
@@ -232,7 +232,7 @@ def prose_skip(test: CatalogTest, target: TargetSpec) -> str | None:
         )
     if number == "14" and target.topology == "sharded":
         return "startAfter and resumeAfter tokens differ per shard on a sharded cluster"
-    if number == "19" and version_tuple(target.server_version) < (7, 0):
+    if number == "19" and release(target.server_version) < (7, 0):
         return "the target refuses $changeStreamSplitLargeEvent: Unrecognized pipeline stage name"
     return None
 
@@ -293,7 +293,7 @@ class Behaviour:
 
 
 def _driver_at_least(version: str) -> Callable[[Cell], bool]:
-    return lambda c: version_tuple(c.driver_version) >= version_tuple(version)
+    return lambda c: release(c.driver_version) >= release(version)
 
 
 def _secantus(*releases: str) -> Callable[[Cell], bool]:
@@ -308,7 +308,7 @@ BEHAVIOURS: tuple[Behaviour, ...] = (
     Behaviour(
         "getMore comment dropped",
         ("unified/change-streams::Test that comment is set on getMore",),
-        lambda c: (4, 15, 5) <= version_tuple(c.driver_version) < (4, 18, 3),
+        lambda c: (4, 15, 5) <= release(c.driver_version) < (4, 18, 3),
         1.0,
         "failed",
         fixed(
@@ -321,7 +321,7 @@ BEHAVIOURS: tuple[Behaviour, ...] = (
     Behaviour(
         "wallTime missing",
         ("unified/change-streams::Test wallTime field is set in a change event",),
-        lambda c: version_tuple(c.driver_version) < (4, 10, 1),
+        lambda c: release(c.driver_version) < (4, 10, 1),
         1.0,
         "failed",
         fixed(

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pymongo.errors import OperationFailure
 
 from harness.core.matching import show
-from harness.core.versions import version_tuple
+from harness.record.versions import release
 from prose_tests import observed
 from prose_tests.support import ProseContext, TestSkipped, expect, prose_test, require
 
@@ -127,7 +127,7 @@ def empty_first_batch_cursor_kept(cx: ProseContext) -> None:
 
 def _split_large_event_support(cx: ProseContext) -> str | None:
     """Why the target cannot split large events (None when it can), from the versions and a probe."""
-    version = version_tuple(cx.run.target.info.version)
+    version = release(cx.run.target.info.version)
     if not ((6, 0, 9) <= version < (6, 1) or version >= (7, 0)):
         return f"needs a server >= 6.0.9 and < 6.1, or >= 7.0; the target is {cx.run.target.info.version}"
     database = cx.admin_collection.database

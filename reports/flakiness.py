@@ -13,9 +13,10 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from harness.record.outcomes import FLAKY_STATUS
 from reports.conformance import in_time
 from reports.frames import sorted_table
-from reports.outcomes import DECIDED, is_failure, latest_failure_message
+from reports.outcomes import DECIDED, is_failure, latest_failure_message, status
 
 #: z for a two-sided 95% interval.
 Z = 1.959963984540054
@@ -34,10 +35,11 @@ def wilson_interval(failures: Column, runs: Column, z: float = Z) -> tuple[Colum
 
 
 def classification(failures: Column, runs: Column) -> Column:
-    """``flaky`` (both outcomes seen), ``failing``, ``stable``, or ``one failed run`` (rerun to tell)."""
+    """``flaky`` (both outcomes seen: the status of :mod:`harness.record.outcomes`, which the run decides its
+    retried tests by), ``failing``, ``stable``, or ``one failed run`` (rerun to tell)."""
     return (
         F.when(failures == 0, "stable")
-        .when(failures < runs, "flaky")
+        .when(status(runs - failures, failures) == FLAKY_STATUS, "flaky")
         .when(runs == 1, "one failed run")
         .otherwise("failing")
     )

@@ -4,17 +4,22 @@
 ``passed / decided`` and null when nothing was decided (all skipped). The
 status of a group of verdicts (a cell x test, a test at a version) is
 ``pass`` when every decided one passed, ``fail`` when none did, ``flaky``
-when both happened, and ``skip`` when nothing was decided.
+when both happened, and ``skip`` when nothing was decided: the rules of
+:mod:`harness.record.outcomes`, which the run's summary and the statements
+apply to the same records, made a Spark column here.
 """
 
 from __future__ import annotations
 
+import operator
+from functools import reduce
+from typing import Any
+
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-OUTCOMES = ("passed", "failed", "error", "skipped")
-DECIDED = ("passed", "failed", "error")
-FAILING = ("failed", "error")
+from harness.record.outcomes import DECIDED, FAILING, OUTCOMES, STATUS_RULES
+
 #: The columns :func:`outcome_counts` makes, in order.
 COUNTS = ("runs", "verdicts", *OUTCOMES)
 
@@ -36,7 +41,7 @@ def added_counts() -> list[Column]:
 
 def with_rates(grouped_counts: DataFrame) -> DataFrame:
     """Add ``decided``, ``pass_rate`` and ``status`` to a frame of :func:`outcome_counts`."""
-    decided = F.col("passed") + F.col("failed") + F.col("error")
+    decided = reduce(operator.add, [F.col(outcome) for outcome in DECIDED])
     return (
         grouped_counts.withColumn("decided", decided)
         .withColumn("pass_rate", F.when(decided > 0, F.col("passed") / decided))
@@ -45,13 +50,17 @@ def with_rates(grouped_counts: DataFrame) -> DataFrame:
 
 
 def status(passed: Column, failures: Column) -> Column:
-    """``pass``, ``fail``, ``flaky`` or ``skip`` from the passed and failing counts of a group."""
-    return (
-        F.when((passed > 0) & (failures > 0), "flaky")
-        .when(failures > 0, "fail")
-        .when(passed > 0, "pass")
-        .otherwise("skip")
-    )
+    """``pass``, ``fail``, ``flaky`` or ``skip`` from the passed and failing counts of a group
+    (:data:`harness.record.outcomes.STATUS_RULES`, in order; the last holds always)."""
+    column: Any = F
+    for name, needs_pass, needs_failure in STATUS_RULES[:-1]:
+        conditions = [
+            (count > 0) if needs else ~(count > 0)
+            for count, needs in ((passed, needs_pass), (failures, needs_failure))
+            if needs is not None
+        ]
+        column = column.when(reduce(operator.and_, conditions), name)
+    return column.otherwise(STATUS_RULES[-1][0])
 
 
 def latest_failure_message() -> Column:

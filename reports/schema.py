@@ -12,79 +12,57 @@ from __future__ import annotations
 
 from pyspark.sql import types as T
 
+from harness.record import fields as record_fields
+from harness.record.causes import CAUSE as CAUSE_FIELDS
+from harness.record.schema import CELL, RESULT
+from harness.record.schema import CELL_KIND as CELL_KIND  # the readers name the record kinds from here
+from harness.record.schema import RESULT_KIND as RESULT_KIND
+
 S, L, D, B = T.StringType(), T.LongType(), T.DoubleType(), T.BooleanType()
 CORRUPT = "_corrupt_record"
+#: How each of the record description's scalar types is read; ``json`` (any value) is kept as its JSON text.
+_SCALARS: dict[str, T.DataType] = {
+    record_fields.STRING: S,
+    record_fields.LONG: L,
+    record_fields.DOUBLE: D,
+    record_fields.BOOLEAN: B,
+    record_fields.JSON: S,
+}
 
 
 def _struct(*fields: tuple[str, T.DataType]) -> T.StructType:
     return T.StructType([T.StructField(name, kind) for name, kind in fields])
 
 
+def spark_type(kind: record_fields.Type) -> T.DataType:
+    """The Spark type of a described field: a struct keeps its ``reported`` fields only, each nullable (records
+    written before a field existed lack it)."""
+    if kind.kind == record_fields.LIST:
+        assert kind.item is not None
+        return T.ArrayType(spark_type(kind.item))
+    if kind.kind == record_fields.MAP:
+        assert kind.item is not None
+        return T.MapType(S, spark_type(kind.item))
+    if kind.kind == record_fields.STRUCT:
+        return T.StructType([T.StructField(f.name, spark_type(f.type)) for f in kind.fields if f.reported])
+    return _SCALARS[kind.kind]
+
+
 #: One cause of a failing record (docs/causes.md): the fields the report judges and groups by. A verdict keeps a
 #: list of them as JSON text (VERDICT's ``causes``), read back with this schema.
-CAUSE = _struct(("clause", S), ("step", S), ("path", S), ("fact", S), ("rules", T.ArrayType(S)), ("known", S))
+CAUSE = spark_type(CAUSE_FIELDS)
 CAUSES = T.ArrayType(CAUSE)
 
-#: ``cs-harness.result/1`` as written by ``harness/core/records.py`` and the campaign runner.
-RESULT_RECORD = _struct(
-    ("record", S),
-    ("run_id", S),
-    ("format", S),
-    ("file", S),
-    ("test", S),
-    ("test_id", S),
-    ("line", L),
-    ("outcome", S),
-    ("message", S),
-    ("started_at", S),
-    ("duration_s", D),
-    ("failpoints", S),
-    # The ids of the rules the test checks (``harness coverage``); absent in records written before it.
-    ("rules", T.ArrayType(S)),
-    (
-        "target",
-        _struct(
-            ("kind", S),
-            ("name", S),
-            ("version", S),
-            ("topology", S),
-            ("details", _struct(("package", S), ("package_version", S), ("release", S), ("network_faults", S))),
-        ),
-    ),
-    # ``iteration_mode``: how the driver consumed change streams (docs/executor-protocol.md 6.4.1); absent before it.
-    ("driver", _struct(("name", S), ("version", S), ("language", S), ("executor", S), ("iteration_mode", S))),
-    ("labels", T.MapType(S, S)),
-    (
-        "expectation",
-        _struct(
-            ("expected", B), ("kind", S), ("reason", S), ("entries", T.ArrayType(S)), ("unexplained", T.LongType())
-        ),
-    ),
-    # Why a test failed (docs/causes.md): the fields the report groups by; the rest stays in the record.
-    ("causes", T.ArrayType(CAUSE)),
-    ("not_reached", T.ArrayType(S)),
-    # Campaign records only; the lists are counted, so their elements stay JSON text.
-    (
-        "details",
-        _struct(
-            ("events", L),
-            ("resumes", L),
-            ("disallowed_errors", L),
-            ("faults", T.ArrayType(S)),
-            ("anomalies", T.ArrayType(S)),
-        ),
-    ),
-)
+#: ``cs-harness.result/1`` (harness/record/schema.py, docs/record.md): the fields the report reads.
+RESULT_RECORD = spark_type(RESULT)
 
 #: ``cs-harness.cell/1``: a matrix cell that could not be built or run.
-CELL_RECORD = _struct(
-    ("record", S), ("matrix", S), ("cell", S), ("labels", T.MapType(S, S)), ("stage", S), ("reason", S), ("at", S)
-)
+CELL_RECORD = spark_type(CELL)
 
 #: One JSON line, parsed against every record kind at once; ``record`` says which one it is.
 JSON_LINE = T.StructType(
-    [T.StructField(f.name, f.dataType) for f in RESULT_RECORD.fields]
-    + [T.StructField(name, S) for name in ("matrix", "cell", "stage", "reason", "at")]
+    list(RESULT_RECORD.fields)
+    + [T.StructField(f.name, f.dataType) for f in CELL_RECORD.fields if f.name not in RESULT_RECORD.fieldNames()]
     + [T.StructField(CORRUPT, S)]
 )
 
@@ -159,6 +137,3 @@ RULE_VERDICT_COLUMNS = ["rule", "rule_area", *VERDICT_COLUMNS]
 
 #: One row per input file with a problem (file-level or counted lines).
 INPUT_PROBLEM = _struct(("file", S), ("problem", S), ("lines", L), ("example", S))
-
-RESULT_KIND = "cs-harness.result/1"
-CELL_KIND = "cs-harness.cell/1"

@@ -39,16 +39,16 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from harness.record.causes import UNJUDGED_CLAUSES
+from harness.record.outcomes import ERROR, FAILED, FLAKY, PASSED, SKIPPED, STATUS_OUTCOME, outcome_of
+from harness.record.schema import PER_TEST_FIELDS
+
 STATEMENT_SCHEMA = "cs-harness.statement/1"
 MET, NOT_MET, NOT_CHECKED, NOT_JUDGED = "met", "not-met", "not-checked", "not-judged"
 VERDICTS = (NOT_MET, NOT_JUDGED, NOT_CHECKED, MET)
-#: Causes that say the harness could not carry the test out: they judge no rule.
-UNJUDGED_CLAUSES = ("set-up", "timeout")
-#: A test's outcome in a statement: a record's four, and ``flaky`` (a matrix cell's test that both passed and failed).
-PASSED, FAILED, ERROR, SKIPPED, FLAKY = "passed", "failed", "error", "skipped", "flaky"
+#: A test's outcome in a statement: a record's four, and ``flaky`` (a test that both passed and failed: across a run's
+#: attempts, or a matrix cell's repeats); its status in the report's ``cell_tests`` as a statement's outcome.
 FAILING = (FAILED, ERROR, FLAKY)
-#: ``cell_tests``' status (reports.outcomes) as a statement's outcome.
-STATUS_OUTCOME = {"pass": PASSED, "fail": FAILED, "flaky": FLAKY, "skip": SKIPPED}
 #: A matrix cell's skipped test when the report's ``cell_tests`` table has no ``skip_reason`` column.
 #: How the report names a Python driver run through an executor (:func:`reports.normalise.driver_name`): its
 #: expected outcomes are still the driver's own (``drivers/pymongo.yml``).
@@ -56,27 +56,6 @@ EXECUTOR_SUFFIX = "-executor"
 NO_SKIP_REASON = "skipped (the report's cell_tests table carries no skip reason)"
 #: What coverage_map appends to a mapping entry whose tests were not loaded.
 NOT_LOADED = " (not loaded)"
-#: A record's fields that are the test's own; the rest is the run's provenance, the same in every record.
-PER_TEST_FIELDS = frozenset(
-    {
-        "record",
-        "format",
-        "file",
-        "test",
-        "test_id",
-        "line",
-        "rules",
-        "outcome",
-        "message",
-        "mismatches",
-        "started_at",
-        "duration_s",
-        "expectation",
-        "details",
-        "causes",
-        "not_reached",
-    }
-)
 
 
 @dataclass(frozen=True)
@@ -117,21 +96,31 @@ class Deviation:
 
 
 def rows_from_records(records: Iterable[dict[str, Any]]) -> list[TestRow]:
-    """The rows of a results file's records (``cs-harness.result/1``), one per test (the last record wins)."""
-    rows: dict[str, TestRow] = {}
+    """The rows of a results file's records (``cs-harness.result/1``), one per test: a test run more than once
+    (``--retry-unexpected``, ``--repeat``) has the outcome of all its attempts (``flaky`` when some passed and some
+    failed: :func:`harness.record.outcomes.outcome_of`), and the last failing attempt's message, classification
+    and causes (the last attempt's when none failed)."""
+    attempts: dict[str, list[dict[str, Any]]] = {}
     for record in records:
-        expectation = record.get("expectation") or {}
-        kind = expectation.get("kind")
-        known = isinstance(kind, str) and kind.startswith("known-")
-        rows[record["test_id"]] = TestRow(
-            record["test_id"],
-            record["outcome"],
-            record.get("message") or "",
-            expectation.get("reason") if known else None,
-            kind,
-            tuple(record["causes"]) if isinstance(record.get("causes"), list) else None,
-        )
-    return list(rows.values())
+        attempts.setdefault(record["test_id"], []).append(record)
+    return [_row(test_id, found) for test_id, found in attempts.items()]
+
+
+def _row(test_id: str, attempts: list[dict[str, Any]]) -> TestRow:
+    outcome = outcome_of(record["outcome"] for record in attempts)
+    failing = [record for record in attempts if record["outcome"] in FAILING]
+    record = (failing or attempts)[-1]
+    expectation = record.get("expectation") or {}
+    kind = expectation.get("kind")
+    known = isinstance(kind, str) and kind.startswith("known-")
+    return TestRow(
+        test_id,
+        outcome,
+        record.get("message") or "",
+        expectation.get("reason") if known else None,
+        kind,
+        tuple(record["causes"]) if isinstance(record.get("causes"), list) else None,
+    )
 
 
 def provenance_of(records: list[dict[str, Any]]) -> dict[str, Any]:

@@ -2,7 +2,8 @@
 
 The ``harness run`` CLI, the pytest plugin and the prose tests' conftest used
 to declare ``--target``, ``--driver``, ``--results``... each on its own, with
-drifting defaults and help. Each option is one row of :data:`RUN_OPTIONS`;
+drifting defaults and help. Each option is one row of :data:`RUN_OPTIONS`
+(or, for ``harness run`` only, of :data:`ATTEMPT_OPTIONS`);
 :func:`add_cli_options` and :func:`add_pytest_options` declare the rows, and
 :func:`run_options` turns the values, however they were read, into one
 :class:`~harness.engine.run.RunOptions`.
@@ -38,6 +39,21 @@ def _target_help() -> str:
     from harness.app.compose import plugins
 
     return target_help(plugins(), default="embedded")
+
+
+def _count(least: int) -> Callable[[str], int]:
+    """A whole number of at least ``least``, or the parser's error saying so."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = least - 1
+        if value < least:
+            raise argparse.ArgumentTypeError(f"needs a whole number of at least {least}, got {text!r}")
+        return value
+
+    return parse
 
 
 def _iteration_modes() -> list[str]:
@@ -195,10 +211,34 @@ RUN_OPTIONS: tuple[RunOption, ...] = (
     ),
 )
 
+#: The options that run a test more than once: the CLI's only (pytest has reruns of its own, and a JUnit test case
+#: carries one record); a front end that does not declare them runs every test once.
+ATTEMPT_OPTIONS: tuple[RunOption, ...] = (
+    RunOption(
+        "retry_unexpected",
+        ("--retry-unexpected",),
+        "--retry-unexpected",
+        "run a test whose outcome is unexpected (a failure or error no expected-outcomes entry explains) again, up "
+        "to N more times, each in a fresh scope (an executor: a new process); every attempt is recorded, and a test "
+        "that both failed and passed is flaky, never passed (default 0)",
+        default=0,
+        type=_count(0),
+    ),
+    RunOption(
+        "repeat",
+        ("--repeat",),
+        "--repeat",
+        "run every selected test N times (with -k: the chosen ones) to check it is stable; every attempt is "
+        "recorded, and one that both failed and passed is flaky (default 1)",
+        default=1,
+        type=_count(1),
+    ),
+)
+
 
 def add_cli_options(parser: argparse.ArgumentParser, only: Sequence[str] | None = None) -> None:
     """Declare every row, or the rows named in ``only`` (a plug-in's command takes some: ``harness campaign``)."""
-    for option in RUN_OPTIONS:
+    for option in (*RUN_OPTIONS, *ATTEMPT_OPTIONS):
         if only is None or option.dest in only:
             parser.add_argument(*option.cli, dest=option.dest, **option.declaration(for_cli=True))
 
@@ -216,7 +256,7 @@ def run_options(value: Callable[[RunOption], Any], labels: dict[str, str] | None
     from harness.engine.spec_runner import RunSettings
     from harness.targets.safety import ALLOW_DESTRUCTIVE
 
-    values = {option.dest: value(option) for option in RUN_OPTIONS}
+    values = {option.dest: value(option) for option in (*RUN_OPTIONS, *ATTEMPT_OPTIONS)}
     results = values["results"]
     provenance = {ALLOW_DESTRUCTIVE: True} if values["allow_destructive"] else {}
     return RunOptions(
@@ -236,6 +276,8 @@ def run_options(value: Callable[[RunOption], Any], labels: dict[str, str] | None
             require_schema=bool(values["require_schema"]),
             early_no_change=not values["no_early_verdict"],
         ),
+        retry_unexpected=int(values["retry_unexpected"]),
+        repeat=int(values["repeat"]),
     )
 
 

@@ -158,7 +158,8 @@ def run_parallel(
                     continue
                 if kind == "result":
                     result = _result(payload[0], tests)
-                    store.append(result.record)
+                    for record in result.records:
+                        store.append(record)
                     reporter.report(result)
         reporter.finish(interrupted=str(stop))
         return stop.exit_status
@@ -217,7 +218,8 @@ def run_parallel(
                     reporter.begin(tests[payload[0]].test_id)
                 elif kind == "result":
                     result = _result(payload[0], tests)
-                    store.append(result.record)
+                    for record in result.records:  # every attempt, in order
+                        store.append(record)
                     durations.note(result.test_id, result.duration_s)
                     reporter.report(result)
                     done += 1
@@ -314,6 +316,7 @@ def _result(payload: dict[str, Any], tests: list[Any]) -> TestResult:
         payload["duration_s"],
         classification,
         record,
+        tuple(json.loads(line) for line in payload.get("attempts", [])),
     )
 
 

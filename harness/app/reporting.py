@@ -24,8 +24,9 @@ from harness.core.expectations import UNEXPECTED_PASS
 from harness.core.run_notes import RunNotes
 from harness.core.terminal_text import printable
 from harness.core.verdicts import ERROR, FAILED, OUTCOMES, PASSED, SKIPPED
+from harness.record.outcomes import FLAKY
 
-_LABEL = {PASSED: "PASS", FAILED: "FAIL", ERROR: "ERROR", SKIPPED: "SKIP"}
+_LABEL = {PASSED: "PASS", FAILED: "FAIL", ERROR: "ERROR", SKIPPED: "SKIP", FLAKY: "FLAKY"}
 
 
 #: How many of the slowest tests the summary names.
@@ -135,7 +136,7 @@ class ConsoleReporter:
             self._print(
                 f"[{n:>3}/{self.total}] {_LABEL[result.outcome]:<5} {result.test_id} ({result.duration_s:.2f}s){known}"
             )
-        if result.outcome in (FAILED, ERROR) and (not self.quiet or not result.classification.expected):
+        if result.outcome in (FAILED, ERROR, FLAKY) and (not self.quiet or not result.classification.expected):
             for line in _lines(result.message):
                 self._print(f"        {line}", block=True)
         elif result.outcome == SKIPPED and not self.quiet:
@@ -180,14 +181,16 @@ class ConsoleReporter:
         by_file: dict[str, Counter] = defaultdict(Counter)
         for result in self.results:
             by_file[result.file][result.outcome] += 1
+        # A test run more than once that both failed and passed is flaky (harness.record.outcomes), never passed.
+        columns = (*OUTCOMES, FLAKY) if any(r.outcome == FLAKY for r in self.results) else OUTCOMES
         width = max([len("file")] + [len(f) for f in by_file])
         self._print()
-        self._print(f"{'file'.ljust(width)}  " + "  ".join(f"{o:>7}" for o in OUTCOMES))
+        self._print(f"{'file'.ljust(width)}  " + "  ".join(f"{o:>7}" for o in columns))
         totals: Counter = Counter()
         for file, counts in sorted(by_file.items()):
             totals.update(counts)
-            self._print(f"{file.ljust(width)}  " + "  ".join(f"{counts[o]:>7}" for o in OUTCOMES))
-        self._print(f"{'total'.ljust(width)}  " + "  ".join(f"{totals[o]:>7}" for o in OUTCOMES))
+            self._print(f"{file.ljust(width)}  " + "  ".join(f"{counts[o]:>7}" for o in columns))
+        self._print(f"{'total'.ljust(width)}  " + "  ".join(f"{totals[o]:>7}" for o in columns))
         unexpected = [r for r in self.results if not r.classification.expected]
         known = sum(1 for r in self.results if r.classification.known)
         self._print()
@@ -195,12 +198,15 @@ class ConsoleReporter:
             self._print(f"{interrupted}: {self.total - len(self.results)} of {self.total} test(s) not run")
         self._print(
             f"{len(self.results)} tests: {totals[PASSED]} passed, {totals[FAILED]} failed, "
-            f"{totals[ERROR]} errors, {totals[SKIPPED]} skipped; {known} known deviation(s), "
+            f"{totals[ERROR]} errors, {totals[SKIPPED]} skipped"
+            + (f", {totals[FLAKY]} flaky" if FLAKY in columns else "")
+            + f"; {known} known deviation(s), "
             f"{len(unexpected)} unexpected"
         )
         for result in sorted(unexpected, key=lambda r: r.test_id):  # the same order however the tests were run
+            kind = result.classification.kind
             self._print(
-                f"  UNEXPECTED {result.classification.kind}: {result.test_id}"
+                f"  UNEXPECTED {f'{FLAKY} ({kind})' if result.outcome == FLAKY else kind}: {result.test_id}"
                 + (f" ({result.classification.reason})" if result.classification.reason else "")
             )
         self._known_by_cause()

@@ -121,4 +121,5 @@ def _payload(index: int, result: Any) -> dict[str, Any]:
         "duration_s": result.duration_s,
         "classification": result.classification.as_record(),
         "record": record_line(result.record),
+        "attempts": [record_line(record) for record in result.attempts],
     }

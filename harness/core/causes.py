@@ -16,35 +16,23 @@ from harness.core.matching import MISSING, Mismatch, show
 from harness.core.model import NOT_GIVEN, TEST_RUNNER, SpecTest
 from harness.core.observations import ErrorInfo
 
-#: The kinds of check a cause can come from (docs/causes.md, "Clauses").
-RESULT = "result"
-ERROR_MATCH = "error-match"
-ERROR_NOT_RAISED = "error-not-raised"
-ERROR_RAISED = "error-raised"
-NO_CHANGE = "no-change"
-EVENT = "event"
-EVENT_MISSING = "event-missing"
-EXTRA_EVENTS = "extra-events"
-LOG_MESSAGES = "log-messages"
-OUTCOME = "outcome"
-CHECK = "check"
-SET_UP = "set-up"
-TIMEOUT = "timeout"
-CLAUSES = (
-    RESULT,
-    ERROR_MATCH,
-    ERROR_NOT_RAISED,
-    ERROR_RAISED,
-    NO_CHANGE,
-    EVENT,
-    EVENT_MISSING,
-    EXTRA_EVENTS,
-    LOG_MESSAGES,
-    OUTCOME,
-    CHECK,
-    SET_UP,
-    TIMEOUT,
-)
+# The clauses are the record's (harness.record.causes: a cause's shape); the engine names them from here.
+from harness.record.causes import CHECK as CHECK
+from harness.record.causes import CLAUSES as CLAUSES
+from harness.record.causes import ERROR_MATCH as ERROR_MATCH
+from harness.record.causes import ERROR_NOT_RAISED as ERROR_NOT_RAISED
+from harness.record.causes import ERROR_RAISED as ERROR_RAISED
+from harness.record.causes import EVENT as EVENT
+from harness.record.causes import EVENT_MISSING as EVENT_MISSING
+from harness.record.causes import EXTRA_EVENTS as EXTRA_EVENTS
+from harness.record.causes import LOG_MESSAGES as LOG_MESSAGES
+from harness.record.causes import NO_CHANGE as NO_CHANGE
+from harness.record.causes import OUTCOME as OUTCOME
+from harness.record.causes import RESULT as RESULT
+from harness.record.causes import SET_UP as SET_UP
+from harness.record.causes import TIMEOUT as TIMEOUT
+from harness.record.outcomes import FAILING
+
 #: Clauses after which the test's entities are no longer in the state it assumes: nothing later is run.
 FLOW_BREAKING = frozenset({ERROR_NOT_RAISED, ERROR_RAISED, NO_CHANGE, SET_UP, TIMEOUT})
 
@@ -190,7 +178,7 @@ def check(fact: str, step: str = "", expected: Any = None, actual: Any = None) -
 def of_verdict(outcome: str, message: str, causes: list[Cause], rules: list[str]) -> list[Cause]:
     """A verdict's causes, each knowing the test's rules: a failure or an error that named none (a verdict made
     before the test ran, a lost target) gets one cause made of its message; a pass or a skip has none."""
-    if outcome not in ("failed", "error"):
+    if outcome not in FAILING:
         return []
     found = causes or [Cause(SET_UP if outcome == "error" else CHECK, fact=message.splitlines()[0] if message else "")]
     return [cause.with_rules(rules) for cause in found]

@@ -1,8 +1,10 @@
-"""Result records: one self-describing JSON object per test.
+"""Result records: one self-describing JSON object per test (per attempt of a test run more than once).
 
 Records are self-describing: ``record`` names the schema, and each carries the full
 provenance of the run (target, driver, harness, Python, host), so files from
-many runs can be concatenated and aggregated without side tables.
+many runs can be concatenated and aggregated without side tables. The fields, their
+order and which are left out when empty are the record's description
+(:data:`harness.record.schema.RESULT`, docs/record.md), which the report reads too.
 """
 
 from __future__ import annotations
@@ -19,8 +21,11 @@ from bson.json_util import JSONMode, JSONOptions
 
 from harness import __version__
 from harness.core.credentials import redact_text
+from harness.record.schema import RESULT, RESULT_KIND
 
-RECORD_SCHEMA = "cs-harness.result/1"
+RECORD_SCHEMA = RESULT_KIND
+#: The test's own fields, in the order a record has them (the run's provenance follows).
+_PER_TEST = tuple(f for f in RESULT.fields if f.per_test)
 #: How records are written: relaxed Extended JSON (plain numbers, ``{"$oid": ...}`` for ObjectIds).
 RELAXED_JSON = JSONOptions(json_mode=JSONMode.RELAXED)
 
@@ -82,9 +87,12 @@ def make_record(
     rules: list[str] | None = None,
     causes: list[dict[str, Any]] | None = None,
     not_reached: list[str] | None = None,
+    attempt: int = 1,
 ) -> dict[str, Any]:
-    """One result record; ``rules`` are the ids of the rules the test checks (``harness coverage``), always a list."""
-    record = {
+    """One result record; ``rules`` are the ids of the rules the test checks (``harness coverage``), always a list;
+    ``attempt`` counts the runs of the test in this run, from 1. A field the description does not require is left
+    out when it has no value (``expectation``, ``details``)."""
+    values: dict[str, Any] = {
         "record": RECORD_SCHEMA,
         "format": format,
         "file": file,
@@ -93,6 +101,7 @@ def make_record(
         "line": line,
         "rules": list(rules or []),
         "outcome": outcome,
+        "attempt": attempt,
         "message": message,
         "mismatches": mismatches or [],
         #: Why it failed, one object per broken check (docs/causes.md); [] for a pass or a skip.
@@ -100,13 +109,11 @@ def make_record(
         "not_reached": not_reached or [],
         "started_at": started_at,
         "duration_s": round(duration_s, 6),
-        **provenance.as_fields(),
+        "expectation": expectation,
+        "details": details or None,
     }
-    if expectation is not None:
-        record["expectation"] = expectation
-    if details:
-        record["details"] = details
-    return record
+    record = {f.name: values[f.name] for f in _PER_TEST if f.required or values[f.name] is not None}
+    return {**record, **provenance.as_fields()}
 
 
 def record_line(record: dict[str, Any]) -> str:

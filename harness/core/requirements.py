@@ -1,8 +1,10 @@
 """Does a test apply to this target? ``runOnRequirements``, ``topology``, versions, ``skipReason``.
 
 Returns the reason a test is skipped (shown to the user and recorded), or
-``None`` when it runs. Each group of requirements (file level, test level)
-must be met by at least one of its entries.
+``None`` when it runs. Version bounds compare release numbers only: a release
+candidate meets its release's bounds (:mod:`harness.record.versions`). Each
+group of requirements (file level, test level) must be met by at least one of
+its entries.
 """
 
 from __future__ import annotations
@@ -10,15 +12,15 @@ from __future__ import annotations
 from typing import Any
 
 from harness.core.model import Requirement, SpecTest
-from harness.core.versions import compare_versions
+from harness.record.versions import compare_releases
 
 
 def unmet(requirement: Requirement, target: Any) -> str | None:
     """Why one requirement does not hold on ``target`` (None: it holds)."""
     info = target.info
-    if requirement.min_server_version and compare_versions(info.version, requirement.min_server_version) < 0:
+    if requirement.min_server_version and compare_releases(info.version, requirement.min_server_version) < 0:
         return f"server {info.version} < minServerVersion {requirement.min_server_version}"
-    if requirement.max_server_version and compare_versions(info.version, requirement.max_server_version) > 0:
+    if requirement.max_server_version and compare_releases(info.version, requirement.max_server_version) > 0:
         return f"server {info.version} > maxServerVersion {requirement.max_server_version}"
     if requirement.topologies is not None:
         allowed = set(requirement.topologies)

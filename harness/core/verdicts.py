@@ -1,7 +1,7 @@
 """Verdicts: what one test came to, whatever kind of test it was.
 
-The four outcomes, and the rule that a dirty target (a clean-up problem)
-turns any verdict into an ``error`` that keeps the test's own story.
+The four outcomes (named by the record: :mod:`harness.record.outcomes`), and
+the rule that a dirty target (a clean-up problem) turns any verdict into an ``error`` that keeps the test's own story.
 """
 
 from __future__ import annotations
@@ -11,9 +11,12 @@ from typing import Any
 
 from harness.core.causes import SET_UP, Cause
 
-PASSED, FAILED, SKIPPED, ERROR = "passed", "failed", "skipped", "error"
-#: Every outcome, in the order tables show them (the console summary, the matrix, the reports' copy).
-OUTCOMES = (PASSED, FAILED, ERROR, SKIPPED)
+# The outcome names are the record's (harness.record.outcomes); the engine's modules name them from here.
+from harness.record.outcomes import ERROR as ERROR
+from harness.record.outcomes import FAILED as FAILED
+from harness.record.outcomes import OUTCOMES as OUTCOMES
+from harness.record.outcomes import PASSED as PASSED
+from harness.record.outcomes import SKIPPED as SKIPPED
 
 
 @dataclass

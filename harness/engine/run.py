@@ -45,6 +45,7 @@ from harness.engine.plugins import FailPointSetup, Registry, load_plugins
 from harness.engine.results_store import ResultsStore
 from harness.engine.spec_runner import RunSettings, SpecRunner
 from harness.formats.expectations_file import load_expectations
+from harness.record.outcomes import FAILING, outcome_of
 
 #: Where the project's expected-outcome files live (``specs/expectations/<target name>.yml``, as installed).
 EXPECTATIONS_DIR = project_data("expectations")
@@ -73,6 +74,11 @@ class RunOptions:
     #: What the front end noticed besides verdicts (a stale expected-outcomes entry, a file without its schema,
     #: an unpinned file...) and whether that fails the run (``--strict``); every record says ``strict``.
     notes: RunNotes = field(default_factory=RunNotes)
+    #: ``--retry-unexpected N``: a test whose outcome is unexpected (a failure or an error no expected-outcomes entry
+    #: explains) is run again, up to N more times, each in a fresh scope; every attempt is recorded.
+    retry_unexpected: int = 0
+    #: ``--repeat N``: every test is run N times (then retried, if its last attempt was unexpected).
+    repeat: int = 1
 
 
 @dataclass
@@ -136,7 +142,39 @@ class TestResult:
     message: str
     duration_s: float
     classification: Classification
+    #: The record that speaks for the test: its only attempt's, or (run more than once) the last failing attempt's,
+    #: else the last one's.
     record: dict[str, Any]
+    #: Every attempt's record, in order, when the test ran more than once (``outcome`` is then what they come to:
+    #: :func:`harness.record.outcomes.outcome_of`, ``flaky`` when some passed and some failed); empty: ``record``.
+    attempts: tuple[dict[str, Any], ...] = ()
+
+    @property
+    def records(self) -> tuple[dict[str, Any], ...]:
+        """Every record the test wrote, in order."""
+        return self.attempts or (self.record,)
+
+
+def of_attempts(results: list[TestResult]) -> TestResult:
+    """One test's attempts as its result: the outcome they come to, the speaking attempt's message, classification
+    and record (the last failing one, else the last), the time they took together."""
+    if len(results) == 1:
+        return results[0]
+    failing = [result for result in results if result.outcome in FAILING]
+    speaking = (failing or results)[-1]
+    outcome = outcome_of(result.outcome for result in results)
+    seen = ", ".join(result.outcome for result in results)
+    message = f"attempts: {seen}" + (f"; attempt {results.index(speaking) + 1}: {speaking.message}" if failing else "")
+    return TestResult(
+        speaking.test_id,
+        speaking.file,
+        outcome,
+        message,
+        sum(result.duration_s for result in results),
+        speaking.classification,
+        speaking.record,
+        tuple(result.record for result in results),
+    )
 
 
 def expectations_for(
@@ -180,8 +218,11 @@ class HarnessRun:
 
     def __init__(self, options: RunOptions, plugins: Registry | None = None) -> None:
         self.options = options
-        #: The id of the last test whose record was written.
-        self.last_recorded: str | None = None
+        #: The id and attempt of the last test whose record was written, and the attempt under way.
+        self.last_recorded: tuple[str, int] | None = None
+        self._attempt = 1
+        #: The attempts of the test under way that have finished.
+        self._under_way: list[TestResult] = []
         self.plugins = plugins or load_plugins()
         self.run_id = options.run_id or new_run_id()
         self.target: Target = self.plugins.make_target(options.target)
@@ -242,6 +283,10 @@ class HarnessRun:
             "strict": self.options.notes.strict,
             **self.options.provenance,
         }
+        if self.options.retry_unexpected:
+            extra["retries"] = self.options.retry_unexpected
+        if self.options.repeat > 1:
+            extra["repeat"] = self.options.repeat
         if self.plugins.problems:
             extra["plugin_problems"] = list(self.plugins.problems)
         if self.expectations.adjustments:
@@ -342,7 +387,35 @@ class HarnessRun:
         return verdict
 
     def run_test(self, test: Runnable) -> TestResult:
+        """Run a test, each of its attempts recorded: ``repeat`` times, then again while its last attempt is
+        unexpected, up to ``retry_unexpected`` more times (a pass, an explained failure or a lost target ends it);
+        every attempt after the first starts in a fresh scope (:meth:`fresh_scope`)."""
+        self._under_way, self._attempt = [], 1
+        results = self._under_way
+        results.append(self.run_attempt(test, 1))
+        while self._another_attempt(results):
+            self.fresh_scope()
+            results.append(self.run_attempt(test, len(results) + 1))
+        return of_attempts(results)
+
+    def _another_attempt(self, results: list[TestResult]) -> bool:
+        last, count = results[-1], len(results)
+        unexpected = last.outcome in FAILING and not last.classification.expected
+        wanted = count < self.options.repeat or (
+            unexpected and count < max(self.options.repeat, 1) + self.options.retry_unexpected
+        )
+        return wanted and self.target_lost() is None
+
+    def fresh_scope(self) -> None:
+        """Before an attempt after the first: a driver that runs in an executor gets a new executor process (its
+        adapter declares it ``restartable``); every attempt opens its own scope, so its clients are new anyway."""
+        if self.driver.restartable:
+            self.driver.restart()
+
+    def run_attempt(self, test: Runnable, attempt: int) -> TestResult:
+        """One run of a test, recorded as its ``attempt`` (from 1)."""
         assert self.provenance is not None
+        self._attempt = attempt
         started_at, start = utc_now(), time.perf_counter()
         verdict = self._verdict_on_target(test)
         result = result_of(
@@ -353,21 +426,26 @@ class HarnessRun:
             self.options.rules,
             started_at,
             time.perf_counter() - start,
+            attempt,
         )
         self.store.append(result.record)
-        self.last_recorded = test.test_id  # a stop signal after this line must not record the test again
+        self.last_recorded = (test.test_id, attempt)  # a stop signal after this line must not record it again
         return result
 
     def record_interrupted(self, test: Runnable, reason: str) -> TestResult | None:
-        """The record of a test a stop signal cut short (its teardown already ran): an ``error`` saying why; None
-        when the signal came after the test's own record was written (nothing is recorded twice)."""
+        """The result of a test a stop signal cut short (its teardown already ran): its finished attempts and the
+        cut one, an ``error`` saying why. When the signal came after an attempt's own record was written, nothing
+        is recorded again: the finished attempts (None when there was one, as a test run once)."""
         assert self.provenance is not None
-        if self.last_recorded == test.test_id:
-            return None
+        finished = [result for result in self._under_way if result.test_id == test.test_id]
+        if self.last_recorded == (test.test_id, self._attempt):
+            return of_attempts(finished) if len(finished) > 1 else None
         verdict = Verdict(ERROR, f"{reason}; the test did not finish")
-        result = result_of(test, verdict, self.provenance, self.expectations, self.options.rules, utc_now(), 0.0)
+        result = result_of(
+            test, verdict, self.provenance, self.expectations, self.options.rules, utc_now(), 0.0, self._attempt
+        )
         self.store.append(result.record)
-        return result
+        return of_attempts([*finished, result])
 
 
 def driver_record(driver: DriverAdapter, iteration_mode: str | None = None) -> dict[str, Any]:
@@ -393,6 +471,7 @@ def result_of(
     rules: RuleIndex | None,
     started_at: str,
     duration_s: float,
+    attempt: int = 1,
 ) -> TestResult:
     """A test's verdict as its result and record: the one record builder.
 
@@ -421,5 +500,6 @@ def result_of(
         rules=checked,
         causes=[cause.as_record() for cause in classification.causes],
         not_reached=verdict.not_reached,
+        attempt=attempt,
     )
     return TestResult(test.test_id, test.file, verdict.outcome, verdict.message, duration_s, classification, record)

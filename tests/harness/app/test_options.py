@@ -8,7 +8,6 @@ import pytest
 
 from harness.app.cli import build_parser
 from harness.app.options import from_namespace, from_pytest_config
-from harness.core.versions import compare_versions, version_tuple
 
 
 class _Config:
@@ -69,11 +68,3 @@ def test_defaults_are_the_same_everywhere() -> None:
 def test_the_cli_refuses_an_unknown_failpoint_mode() -> None:
     with pytest.raises(SystemExit):
         build_parser().parse_args(["run", "--failpoints", "sometimes"])
-
-
-@pytest.mark.parametrize(
-    "a, b, expected", [("7.0", "7.0.0", 0), ("4.2.0-rc1", "4.2", 0), ("8.2.11", "8.10", -1), ("6.0.99", "6.0.5", 1)]
-)
-def test_versions_compare_numerically(a: str, b: str, expected: int) -> None:
-    assert compare_versions(a, b) == expected
-    assert version_tuple("4.2.0-rc1") == (4, 2, 0)

@@ -1,9 +1,9 @@
 """One of each thing: the outcome names and the classification kinds are defined once.
 
-``harness.core.verdicts`` names the outcomes and ``harness.core.expectations``
-the classification kinds; every other table uses theirs. The reports may not
-import the harness (the ``reports`` import contract), so ``reports.outcomes``
-keeps a copy, and this test pins the copy to the original.
+``harness.record.outcomes`` names the outcomes (the engine names them through
+``harness.core.verdicts``) and ``harness.core.expectations`` the classification
+kinds; every other table, the report's included, uses theirs: the report may
+import ``harness.record`` and nothing else of the harness.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from tests.paths import REPO
 
 ROOT = REPO
 #: The modules allowed to spell the names out.
-DEFINITIONS = {ROOT / "harness" / "core" / "verdicts.py", ROOT / "harness" / "core" / "expectations.py"}
+DEFINITIONS = {ROOT / "harness" / "record" / "outcomes.py", ROOT / "harness" / "core" / "expectations.py"}
 #: Literals that can only be an outcome or a kind ("failed", "error", "pass" and "skip" mean other things too:
 #: a matrix cell's status, a spec file's key, a find option).
 SPELLED_ONCE = {
@@ -31,12 +31,14 @@ SPELLED_ONCE = {
 }
 
 
-def test_the_reports_copy_of_the_outcomes_is_the_harness_s():
-    from reports import outcomes
+def test_the_reports_outcomes_are_the_record_s():
+    from harness.record import outcomes as record
+    from reports import outcomes, statements
 
-    assert outcomes.OUTCOMES == verdicts.OUTCOMES
+    assert outcomes.OUTCOMES is record.OUTCOMES is verdicts.OUTCOMES
     assert outcomes.FAILING == (verdicts.FAILED, verdicts.ERROR)
     assert outcomes.DECIDED == tuple(o for o in verdicts.OUTCOMES if o != verdicts.SKIPPED)
+    assert statements.FLAKY is record.FLAKY
 
 
 def test_the_console_and_the_matrix_use_the_core_outcomes():
@@ -80,4 +82,4 @@ def test_no_other_module_spells_an_outcome_or_a_kind():
             for node in ast.walk(ast.parse(path.read_text(), str(path))):
                 if isinstance(node, ast.Constant) and node.value in SPELLED_ONCE:
                     spelled.append(f"{path.relative_to(ROOT)}:{node.lineno}: {node.value!r}")
-    assert spelled == [], "use harness.core.verdicts / harness.core.expectations:\n" + "\n".join(spelled)
+    assert spelled == [], "use harness.record.outcomes / harness.core.expectations:\n" + "\n".join(spelled)
