@@ -3,9 +3,9 @@
 The README keeps what the product is, the two set-up commands, a command table and links; the rest lives in
 docs/ (issue 34, "Names and pages"). These tests hold it there: at most 200 lines; one table row per
 ``harness`` subcommand and none for a command the CLI lacks; each row's command line, with its placeholders
-filled in, parsed by the CLI's own parser (a row such as ``harness matrix plan FILE FILE``, which the
-CLI refuses, fails); and every relative link of the README and the pages of docs/ names a file that exists, and a heading
-of it when it names one.
+filled in, parsed by the CLI's own parser (a row such as ``harness matrix plan FILE FILE``, which the CLI
+refuses, fails); and every relative link of the README and the pages of docs/ names a file that exists, and a
+heading of it when it names one.
 """
 
 from __future__ import annotations

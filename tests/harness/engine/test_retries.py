@@ -21,7 +21,8 @@ import pytest
 from harness.app.reporting import ConsoleReporter
 from harness.core.errors import TestFailure
 from harness.engine.lifecycle import Case
-from harness.engine.run import Check, HarnessRun, RunOptions
+from harness.engine.run import CodeDefinedTest as Check
+from harness.engine.run import HarnessRun, RunOptions
 from harness.record.outcomes import FLAKY, status_of
 from reports.statements import rows_from_records
 
@@ -54,7 +55,7 @@ class _Passes(Case):
 
 
 def _check(name: str, case) -> Check:
-    return Check("prose", "retries", name, open=case)
+    return CodeDefinedTest("prose", "retries", name, open=case)
 
 
 INTERMITTENT = _check("CS-SELFTEST-RULE: fails first, then passes", _MarksTheTarget)
@@ -62,7 +63,7 @@ BROKEN = _check("always fails", lambda run: _AlwaysFails())
 SOUND = _check("passes", lambda run: _Passes())
 
 
-def _run(tmp_path: Path, checks: list[Check], **options) -> tuple[list, list[dict], str]:
+def _run(tmp_path: Path, checks: list[CodeDefinedTest], **options) -> tuple[list, list[dict], str]:
     results_file = tmp_path / "r.jsonl"
     run_options = RunOptions(target="embedded", results=results_file, expected="none", **options)
     out = io.StringIO()
@@ -84,7 +85,7 @@ def retried(tmp_path_factory):
     return _run(tmp_path_factory.mktemp("retried"), [INTERMITTENT, BROKEN, SOUND], retry_unexpected=2)
 
 
-def _attempts(records: list[dict], check: Check) -> list[tuple[int, str]]:
+def _attempts(records: list[dict], check: CodeDefinedTest) -> list[tuple[int, str]]:
     return [(r["attempt"], r["outcome"]) for r in records if r["test_id"] == check.test_id]
 
 

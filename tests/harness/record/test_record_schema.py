@@ -18,7 +18,8 @@ from harness.core.expectations import Expectations
 from harness.core.observations import ErrorInfo
 from harness.core.records import RunProvenance, record_line
 from harness.core.verdicts import ERROR, FAILED, PASSED, SKIPPED, Verdict
-from harness.engine.run import Check, result_of
+from harness.engine.run import CodeDefinedTest as Check
+from harness.engine.run import result_of
 from harness.record import fields
 from harness.record.causes import CAUSE
 from harness.record.describe import field_table
@@ -77,7 +78,7 @@ def _written() -> list[dict]:
         (Verdict(SKIPPED, "not here"), 1),
         (Verdict(PASSED, details={"events": 10, "resumes": 1, "disallowed_errors": 0, "faults": [{"k": 1}]}), 2),
     ]
-    test = Check("prose", "selftest", "a check", open=lambda run: None)  # type: ignore[arg-type, return-value]
+    test = CodeDefinedTest("prose", "selftest", "a check", open=lambda run: None)  # type: ignore[arg-type, return-value]
     return [
         result_of(test, verdict, _provenance(), Expectations.empty(), None, T0, 0.5, attempt).record
         for verdict, attempt in verdicts
