@@ -21,8 +21,7 @@ import pytest
 from harness.app.reporting import ConsoleReporter
 from harness.core.errors import TestFailure
 from harness.engine.lifecycle import Case
-from harness.engine.run import CodeDefinedTest as Check
-from harness.engine.run import HarnessRun, RunOptions
+from harness.engine.run import CodeDefinedTest, HarnessRun, RunOptions
 from harness.record.outcomes import FLAKY, status_of
 from reports.statements import rows_from_records
 
@@ -54,7 +53,7 @@ class _Passes(Case):
         return None
 
 
-def _check(name: str, case) -> Check:
+def _check(name: str, case) -> CodeDefinedTest:
     return CodeDefinedTest("prose", "retries", name, open=case)
 
 

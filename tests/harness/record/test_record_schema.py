@@ -18,8 +18,7 @@ from harness.core.expectations import Expectations
 from harness.core.observations import ErrorInfo
 from harness.core.records import RunProvenance, record_line
 from harness.core.verdicts import ERROR, FAILED, PASSED, SKIPPED, Verdict
-from harness.engine.run import CodeDefinedTest as Check
-from harness.engine.run import result_of
+from harness.engine.run import CodeDefinedTest, result_of
 from harness.record import fields
 from harness.record.causes import CAUSE
 from harness.record.describe import field_table
