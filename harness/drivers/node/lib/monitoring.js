@@ -28,38 +28,9 @@ const EVENTS = {
 
 export const EVENT_FAMILIES = ['command', 'cmap', 'sdam'];
 
-const SENSITIVE_COMMANDS = new Set([
-  'authenticate',
-  'saslstart',
-  'saslcontinue',
-  'getnonce',
-  'createuser',
-  'updateuser',
-  'copydbgetnonce',
-  'copydbsaslstart',
-  'copydb',
-]);
-const HELLO_COMMANDS = new Set(['hello', 'ismaster']);
-
-/** Whether a command started event is security-sensitive (section 6.1's list, or a hello that authenticates or
- * that the driver redacted): the per-client record leaves it out, the scope's command log blanks it. */
-function sensitive(event) {
-  const name = String(event.commandName).toLowerCase();
-  if (SENSITIVE_COMMANDS.has(name)) return true;
-  const command = event.command ?? {};
-  return HELLO_COMMANDS.has(name) && ('speculativeAuthenticate' in command || Object.keys(command).length === 0);
-}
-
-/** Whether a command started event is one the protocol leaves out (section 6.1). */
-function leftOut(event, options) {
-  const name = String(event.commandName).toLowerCase();
-  if (options.ignored.has(event.commandName) || name === 'configurefailpoint') return true;
-  if (options.observeSensitiveCommands) return false;
-  return sensitive(event);
-}
-
-/** What a sensitive command's log entry keeps of its payloads (section 6.4.2): that it happened, not what it carried. */
-const BLANKED = ['command', 'reply', 'failure'];
+/** Whether a command started event is one the test's entity leaves out (`ignoreCommandMonitoringEvents`).
+ * Sensitive and internal commands are sent as they are: the harness leaves them out or blanks them (section 7.1). */
+const ignored = (event, options) => options.ignored.has(event.commandName);
 
 /** `{host, port}` descriptions carry more than the comparators use: only the SDAM type name crosses. */
 const description = (value) => (value == null ? undefined : { type: value.type });
@@ -111,13 +82,8 @@ export class ClientMonitor {
     this.codec = codec;
     this.clientId = spec.id;
     this.commandLog = commandLog;
-    /** Request ids of the sensitive commands started, so their reply or failure is blanked in the log too. */
-    this.sensitiveRequests = new Set();
     this.observed = new Set(spec.observeEvents ?? []);
-    this.options = {
-      ignored: new Set(spec.ignoreCommandMonitoringEvents ?? []),
-      observeSensitiveCommands: spec.observeSensitiveCommands === true,
-    };
+    this.options = { ignored: new Set(spec.ignoreCommandMonitoringEvents ?? []) };
     this.events = { command: [], cmap: [], sdam: [] };
     this.skippedRequests = new Set();
     this.checkedOut = 0;
@@ -131,7 +97,7 @@ export class ClientMonitor {
   record(family, kind, event) {
     if (family === 'command') {
       this.log(kind, event);
-      if (kind === 'commandStartedEvent' && leftOut(event, this.options)) this.skippedRequests.add(event.requestId);
+      if (kind === 'commandStartedEvent' && ignored(event, this.options)) this.skippedRequests.add(event.requestId);
       if (this.skippedRequests.has(event.requestId)) {
         if (kind !== 'commandStartedEvent') this.skippedRequests.delete(event.requestId);
         return;
@@ -149,11 +115,6 @@ export class ClientMonitor {
   log(kind, event) {
     const document = eventDocument(kind, 'command', event, this.codec);
     document.client = this.clientId;
-    if (kind === 'commandStartedEvent' && sensitive(event)) this.sensitiveRequests.add(event.requestId);
-    if (this.sensitiveRequests.has(event.requestId)) {
-      if (kind !== 'commandStartedEvent') this.sensitiveRequests.delete(event.requestId);
-      for (const key of BLANKED) if (key in document) document[key] = {};
-    }
     this.commandLog.push(document);
   }
 }

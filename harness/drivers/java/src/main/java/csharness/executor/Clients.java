@@ -43,8 +43,7 @@ final class Clients {
                 log,
                 scope.commandLog,
                 spec.getString("id").getValue(),
-                strings(spec, "ignoreCommandMonitoringEvents"),
-                spec.containsKey("observeSensitiveCommands") && spec.getBoolean("observeSensitiveCommands").getValue());
+                strings(spec, "ignoreCommandMonitoringEvents"));
         PoolEvents pool = new PoolEvents(log);
         TopologyEvents topology = new TopologyEvents(log);
         String uri = UriOptions.merge(scope.uri, uriOptions, firstHostOnly);
