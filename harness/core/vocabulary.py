@@ -31,6 +31,14 @@ def operations(kind: str) -> dict[str, frozenset[str]]:
     return {name: frozenset(spec["required"]) | frozenset(spec["optional"]) for name, spec in table.items()}
 
 
+def executor_operations() -> frozenset[str]:
+    """Every operation name an executor may list in ``hello``: the entities' operations and the prose-only ones
+    (the test runner's are the harness's own)."""
+    table: dict[str, dict[str, Any]] = vocabulary()["operations"]
+    names = {name for kind, operations in table.items() if kind != "testRunner" for name in operations}
+    return frozenset(names | set(vocabulary()["proseOperations"]))
+
+
 def required_arguments(kind: str, name: str) -> frozenset[str]:
     """The arguments operation ``name`` on a ``kind`` cannot do without (empty for an unknown operation)."""
     spec = vocabulary()["operations"].get(kind, {}).get(name)

@@ -23,6 +23,7 @@ from harness.core.ports import (
     chosen_iteration_mode,
     iteration_mode_problems,
 )
+from harness.core.vocabulary import executor_operations
 from harness.drivers.executor import codec
 from harness.drivers.executor.early_verdict import ExecutorStreamClock
 from harness.drivers.executor.process import (
@@ -100,6 +101,10 @@ def hello_problems(result: Any) -> list[str]:
     operations = result.get("operations")
     if not isinstance(operations, list) or not all(isinstance(o, str) for o in operations):
         problems.append("operations must be an array of operation names")
+    else:
+        unknown = sorted(set(operations) - executor_operations())
+        if unknown:
+            problems.append(f"operations {unknown} are not in the vocabulary (harness/core/vocabulary.json)")
     for key in ("fastHeartbeatMS", "minWireVersion"):
         if result.get(key) is not None and not isinstance(result.get(key), int):
             problems.append(f"{key} must be an integer or null")

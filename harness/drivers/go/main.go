@@ -26,6 +26,10 @@ type executor struct {
 }
 
 func main() {
+	if err := loadVocabulary(); err != nil {
+		logf("cannot read the vocabulary: %v", err)
+		os.Exit(1)
+	}
 	ex := &executor{scopes: map[string]*scope{}, out: newReplyWriter()}
 	in := bufio.NewReaderSize(os.Stdin, 1<<20)
 	for {

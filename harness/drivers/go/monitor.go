@@ -15,31 +15,6 @@ import (
 	"go.mongodb.org/mongo-driver/v2/x/mongo/driver"
 )
 
-// eventFamilies maps each unified-format event name to the family an `events` request asks for.
-var eventFamilies = map[string]string{
-	"commandStartedEvent":             "command",
-	"commandSucceededEvent":           "command",
-	"commandFailedEvent":              "command",
-	"poolCreatedEvent":                "cmap",
-	"poolReadyEvent":                  "cmap",
-	"poolClearedEvent":                "cmap",
-	"poolClosedEvent":                 "cmap",
-	"connectionCreatedEvent":          "cmap",
-	"connectionReadyEvent":            "cmap",
-	"connectionClosedEvent":           "cmap",
-	"connectionCheckOutStartedEvent":  "cmap",
-	"connectionCheckOutFailedEvent":   "cmap",
-	"connectionCheckedOutEvent":       "cmap",
-	"connectionCheckedInEvent":        "cmap",
-	"serverDescriptionChangedEvent":   "sdam",
-	"topologyDescriptionChangedEvent": "sdam",
-	"serverHeartbeatStartedEvent":     "sdam",
-	"serverHeartbeatSucceededEvent":   "sdam",
-	"serverHeartbeatFailedEvent":      "sdam",
-	"topologyOpeningEvent":            "sdam",
-	"topologyClosedEvent":             "sdam",
-}
-
 // poolEventKinds maps the Go driver's pool event types to the unified format's names.
 var poolEventKinds = map[string]string{
 	event.ConnectionPoolCreated:     "poolCreatedEvent",

@@ -37,3 +37,18 @@ def test_sensitive_command_recognises_authentication_and_not_ordinary_commands()
     assert not vocabulary.sensitive_command("hello", {"hello": 1})
     assert not vocabulary.sensitive_command("hello", None)
     assert not vocabulary.sensitive_command("find", {})
+
+
+def test_a_hello_may_list_only_operations_the_vocabulary_names() -> None:
+    from harness.drivers.executor.adapter import hello_problems
+
+    hello = {
+        "protocolVersion": 1,
+        "driver": {"name": "d", "version": "1", "language": "l"},
+        "capabilities": [],
+        "operations": ["insertOne", "createChangeStream", "iterateOnce", "getResumeToken"],
+    }
+    assert hello_problems(hello) == []
+    for stray in ("insertOen", "failPoint"):
+        problems = hello_problems({**hello, "operations": [*hello["operations"], stray]})
+        assert problems == [f"operations [{stray!r}] are not in the vocabulary (harness/core/vocabulary.json)"]

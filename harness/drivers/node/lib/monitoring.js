@@ -1,32 +1,37 @@
 // What a client observed (docs/executor-protocol.md, sections 6.1 and 6.6): the driver's own command, CMAP and
 // SDAM events, recorded per family in publication order, with the fields the harness's comparators need.
+import { EVENT_FAMILY, VOCABULARY } from './vocabulary.js';
 
-/** Node's event name -> [protocol family, the unified format's event name]. */
+/** Node's event name -> the unified format's event name; the family comes from the vocabulary. */
 const EVENTS = {
-  commandStarted: ['command', 'commandStartedEvent'],
-  commandSucceeded: ['command', 'commandSucceededEvent'],
-  commandFailed: ['command', 'commandFailedEvent'],
-  connectionPoolCreated: ['cmap', 'poolCreatedEvent'],
-  connectionPoolReady: ['cmap', 'poolReadyEvent'],
-  connectionPoolCleared: ['cmap', 'poolClearedEvent'],
-  connectionPoolClosed: ['cmap', 'poolClosedEvent'],
-  connectionCreated: ['cmap', 'connectionCreatedEvent'],
-  connectionReady: ['cmap', 'connectionReadyEvent'],
-  connectionClosed: ['cmap', 'connectionClosedEvent'],
-  connectionCheckOutStarted: ['cmap', 'connectionCheckOutStartedEvent'],
-  connectionCheckOutFailed: ['cmap', 'connectionCheckOutFailedEvent'],
-  connectionCheckedOut: ['cmap', 'connectionCheckedOutEvent'],
-  connectionCheckedIn: ['cmap', 'connectionCheckedInEvent'],
-  serverDescriptionChanged: ['sdam', 'serverDescriptionChangedEvent'],
-  topologyDescriptionChanged: ['sdam', 'topologyDescriptionChangedEvent'],
-  serverHeartbeatStarted: ['sdam', 'serverHeartbeatStartedEvent'],
-  serverHeartbeatSucceeded: ['sdam', 'serverHeartbeatSucceededEvent'],
-  serverHeartbeatFailed: ['sdam', 'serverHeartbeatFailedEvent'],
-  topologyOpening: ['sdam', 'topologyOpeningEvent'],
-  topologyClosed: ['sdam', 'topologyClosedEvent'],
+  commandStarted: 'commandStartedEvent',
+  commandSucceeded: 'commandSucceededEvent',
+  commandFailed: 'commandFailedEvent',
+  connectionPoolCreated: 'poolCreatedEvent',
+  connectionPoolReady: 'poolReadyEvent',
+  connectionPoolCleared: 'poolClearedEvent',
+  connectionPoolClosed: 'poolClosedEvent',
+  connectionCreated: 'connectionCreatedEvent',
+  connectionReady: 'connectionReadyEvent',
+  connectionClosed: 'connectionClosedEvent',
+  connectionCheckOutStarted: 'connectionCheckOutStartedEvent',
+  connectionCheckOutFailed: 'connectionCheckOutFailedEvent',
+  connectionCheckedOut: 'connectionCheckedOutEvent',
+  connectionCheckedIn: 'connectionCheckedInEvent',
+  serverDescriptionChanged: 'serverDescriptionChangedEvent',
+  topologyDescriptionChanged: 'topologyDescriptionChangedEvent',
+  serverHeartbeatStarted: 'serverHeartbeatStartedEvent',
+  serverHeartbeatSucceeded: 'serverHeartbeatSucceededEvent',
+  serverHeartbeatFailed: 'serverHeartbeatFailedEvent',
+  topologyOpening: 'topologyOpeningEvent',
+  topologyClosed: 'topologyClosedEvent',
 };
 
-export const EVENT_FAMILIES = ['command', 'cmap', 'sdam'];
+for (const kind of Object.values(EVENTS)) {
+  if (!(kind in EVENT_FAMILY)) throw new Error(`the vocabulary names no event ${kind}`);
+}
+
+export const EVENT_FAMILIES = Object.keys(VOCABULARY.events);
 
 /** Whether a command started event is one the test's entity leaves out (`ignoreCommandMonitoringEvents`).
  * Sensitive and internal commands are sent as they are: the harness leaves them out or blanks them (section 7.1). */
@@ -87,8 +92,8 @@ export class ClientMonitor {
     this.events = { command: [], cmap: [], sdam: [] };
     this.skippedRequests = new Set();
     this.checkedOut = 0;
-    for (const [name, [family, kind]] of Object.entries(EVENTS)) {
-      client.on(name, (event) => this.record(family, kind, event));
+    for (const [name, kind] of Object.entries(EVENTS)) {
+      client.on(name, (event) => this.record(EVENT_FAMILY[kind], kind, event));
     }
     client.on('connectionCheckedOut', () => (this.checkedOut += 1));
     client.on('connectionCheckedIn', () => (this.checkedOut -= 1));

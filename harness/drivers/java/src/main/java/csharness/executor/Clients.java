@@ -68,9 +68,7 @@ final class Clients {
     private static Set<String> observed(BsonDocument spec) {
         Set<String> observed = strings(spec, "observeEvents");
         for (String kind : observed) {
-            if (!EventLog.COMMAND_KINDS.contains(kind)
-                    && !EventLog.CMAP_KINDS.contains(kind)
-                    && !EventLog.SDAM_KINDS.contains(kind)) {
+            if (!Vocabulary.EVENT_FAMILIES.containsKey(kind)) {
                 throw ExecutorError.notImplemented("observing '" + kind + "' is not implemented by the Java executor");
             }
         }
