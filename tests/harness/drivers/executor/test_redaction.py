@@ -14,34 +14,20 @@ from harness.drivers.executor.redaction import SensitiveCommands
 SECRET = {"saslStart": 1, "payload": "c2VjcmV0"}
 
 
+def _event(kind: str, name: str, request: int, payload: tuple[str, Any], client: str) -> dict[str, Any]:
+    return {"kind": kind, "commandName": name, "requestId": request, payload[0]: payload[1], "client": client}
+
+
 def _started(name: str, request: int, command: dict[str, Any], client: str = "c") -> dict[str, Any]:
-    return {
-        "kind": "commandStartedEvent",
-        "commandName": name,
-        "requestId": request,
-        "command": command,
-        "client": client,
-    }
+    return _event("commandStartedEvent", name, request, ("command", command), client)
 
 
 def _succeeded(name: str, request: int, reply: dict[str, Any], client: str = "c") -> dict[str, Any]:
-    return {
-        "kind": "commandSucceededEvent",
-        "commandName": name,
-        "requestId": request,
-        "reply": reply,
-        "client": client,
-    }
+    return _event("commandSucceededEvent", name, request, ("reply", reply), client)
 
 
 def _failed(name: str, request: int, client: str = "c") -> dict[str, Any]:
-    return {
-        "kind": "commandFailedEvent",
-        "commandName": name,
-        "requestId": request,
-        "failure": {"errmsg": "x"},
-        "client": client,
-    }
+    return _event("commandFailedEvent", name, request, ("failure", {"errmsg": "x"}), client)
 
 
 def test_a_sensitive_command_is_left_out_of_a_client_that_does_not_observe_them() -> None:
