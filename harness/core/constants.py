@@ -3,10 +3,13 @@
 Before this module, the resumable codes, the resumable label and the handshake
 command names were spelled in the APM capture, the wire proxy, the fault
 campaign and the prose tests separately; a change to one could silently
-miss the others.
+miss the others. The command and event names are the executors' shared vocabulary
+(``harness/core/vocabulary.json``), read here.
 """
 
 from __future__ import annotations
+
+from harness.core.vocabulary import command_names, event_names
 
 #: The error label that makes an error resumable on wire version 9+ (change streams spec, "Resumable Error").
 RESUMABLE_LABEL = "ResumableChangeStreamError"
@@ -18,25 +21,13 @@ RESUMABLE_CODES = (6, 7, 89, 91, 189, 262, 9001, 10107, 11600, 11602, 13435, 134
 CURSOR_NOT_FOUND = 43
 
 #: The connection handshake: never part of a test's observed commands, never failed by an emulated fail point.
-HANDSHAKE_COMMANDS = frozenset({"hello", "ismaster", "isMaster"})
+HANDSHAKE_COMMANDS = command_names("handshake")
 #: Never part of a test's observable behaviour.
-INTERNAL_COMMANDS = frozenset({"configureFailPoint"})
+INTERNAL_COMMANDS = command_names("internal")
 #: Security-sensitive commands the unified format hides unless ``observeSensitiveCommands``.
-SENSITIVE_COMMANDS = frozenset(
-    {
-        "authenticate",
-        "saslStart",
-        "saslContinue",
-        "getnonce",
-        "createUser",
-        "updateUser",
-        "copydbgetnonce",
-        "copydbsaslstart",
-        "copydb",
-    }
-)
+SENSITIVE_COMMANDS = command_names("sensitive")
 
-ALL_COMMAND_EVENTS = ("commandStartedEvent", "commandSucceededEvent", "commandFailedEvent")
+ALL_COMMAND_EVENTS = event_names("command")
 #: Connection pool (CMAP) events, by the spec's names, keyed by pymongo's listener method.
 CMAP_EVENTS = {
     "pool_created": "poolCreatedEvent",

@@ -23,6 +23,7 @@ from harness.core.ports import (
     chosen_iteration_mode,
     iteration_mode_problems,
 )
+from harness.core.vocabulary import executor_operations
 from harness.drivers.executor import codec
 from harness.drivers.executor.early_verdict import ExecutorStreamClock
 from harness.drivers.executor.process import (
@@ -31,6 +32,7 @@ from harness.drivers.executor.process import (
     ExecutorFailure,
     ExecutorProcess,
 )
+from harness.drivers.executor.redaction import SensitiveCommands
 
 #: Each request's deadline unless the adapter is given another; the test's own deadline is shorter and,
 #: when it passes, the engine calls :meth:`ExecutorAdapter.restart`.
@@ -99,6 +101,10 @@ def hello_problems(result: Any) -> list[str]:
     operations = result.get("operations")
     if not isinstance(operations, list) or not all(isinstance(o, str) for o in operations):
         problems.append("operations must be an array of operation names")
+    else:
+        unknown = sorted(set(operations) - executor_operations())
+        if unknown:
+            problems.append(f"operations {unknown} are not in the vocabulary (harness/core/vocabulary.json)")
     for key in ("fastHeartbeatMS", "minWireVersion"):
         if result.get(key) is not None and not isinstance(result.get(key), int):
             problems.append(f"{key} must be an integer or null")
@@ -225,6 +231,8 @@ class ExecutorScope:
         self.iteration_timeout_s = 0.0
         #: The early no-change verdict's clock (None: every iteration waits its budget out in the executor).
         self.early: ExecutorStreamClock | None = None
+        #: What the executor's raw command events may not show (section 7.1): redacted here, before anything keeps them.
+        self.sensitive = SensitiveCommands()
 
     def call(self, method: str, timeout_s: float | None = None, **params: Any) -> dict[str, Any]:
         """One request; a failed reply is turned into the port's exception for its ``error.kind``."""
@@ -243,6 +251,8 @@ class ExecutorScope:
         if self._closed:
             raise UnsupportedOperation(f"cannot create {spec.id!r}: the test's driver scope is closed")
         self.call("createEntity", entity=codec.entity_description(spec))
+        if spec.kind == "client":
+            self.sensitive.client_created(spec.id, spec.options)
 
     def entity(self, entity_id: str) -> Any:
         try:
@@ -293,7 +303,9 @@ class ExecutorScope:
     def events(self, client_id: str, event_type: str = "command") -> list[ObservedEvent]:
         found = self.call("events", client=client_id, eventType=event_type)["result"]
         if not isinstance(found, list):
-            raise ExecutorFailure(f"events: the result must be an array, got {found!r}")
+            raise ExecutorFailure(f"events: the result must be an array, got {type(found).__name__}")
+        if event_type == "command":
+            found = self.sensitive.client_events(client_id, found)
         try:
             return [codec.observed_event(document) for document in found]
         except ValueError as exc:
@@ -304,8 +316,8 @@ class ExecutorScope:
         params: dict[str, Any] = {"from": start}  # a Python keyword, so passed as a mapping
         found = self.call("commandLog", **params)["result"]
         if not isinstance(found, list) or not all(isinstance(entry, dict) for entry in found):
-            raise ExecutorFailure(f"commandLog: the result must be an array of documents, got {found!r}"[:500])
-        return found
+            raise ExecutorFailure(f"commandLog: the result must be an array of documents, got {type(found).__name__}")
+        return self.sensitive.log_entries(found)
 
     # -- capabilities ------------------------------------------------------------------------------
     def session_lsid(self, entity_id: str) -> Any:

@@ -25,12 +25,16 @@ from bson import json_util
 
 from harness.core.credentials import redact_text
 from harness.core.ports import UnsupportedOperation
+from harness.core.vocabulary import VOCABULARY_FILE
 from harness.engine import child_processes, process_tree
 from harness.engine.child_pipes import ChildOutput, OutputEnded, OutputTooLong, write_all
 from harness.engine.process_tree import ProcessTree
 
 #: The protocol version this harness speaks (docs/executor-protocol.md, section 9).
 PROTOCOL_VERSION = 1
+#: What every executor finds in its environment besides the harness's own (docs/executor-protocol.md section 1): the
+#: protocol's marker, and where the shared vocabulary file is (section 12), for an executor that reads it at start-up.
+PROTOCOL_ENVIRONMENT = {"HARNESS_EXECUTOR_PROTOCOL": "1", "HARNESS_VOCABULARY": str(VOCABULARY_FILE)}
 #: How much of an executor's stderr is kept for error messages.
 STDERR_LIMIT = 64 * 1024
 #: The longest stdout line (one message) the harness reads; past it the executor is broken (section 1). The
@@ -111,7 +115,7 @@ class ExecutorProcess:
                 stdout=stdout_write,
                 stderr=stderr_write,
                 start_new_session=True,
-                env=process_tree.environment({**os.environ, **(env or {}), "HARNESS_EXECUTOR_PROTOCOL": "1"}, token),
+                env=process_tree.environment({**os.environ, **(env or {}), **PROTOCOL_ENVIRONMENT}, token),
             )
         except OSError as exc:
             for fd in (self._stdin, stdout_read, stderr_read):

@@ -76,8 +76,8 @@ func (s *scope) newClient(id string, args *arguments) (*clientEntity, error) {
 	if err != nil {
 		return nil, err
 	}
-	sensitive, _, err := args.boolean("observeSensitiveCommands")
-	if err != nil {
+	// observeSensitiveCommands is the harness's to apply (section 7.1): read here so that it is not refused.
+	if _, _, err := args.boolean("observeSensitiveCommands"); err != nil {
 		return nil, err
 	}
 	serverAPI, hasServerAPI, err := args.document("serverApi")
@@ -92,7 +92,7 @@ func (s *scope) newClient(id string, args *arguments) (*clientEntity, error) {
 	if err != nil {
 		return nil, err
 	}
-	rec, err := newRecorder(id, s.log, observe, ignore, sensitive)
+	rec, err := newRecorder(id, s.log, observe, ignore)
 	if err != nil {
 		return nil, err
 	}

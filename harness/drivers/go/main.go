@@ -26,6 +26,10 @@ type executor struct {
 }
 
 func main() {
+	if err := loadVocabulary(); err != nil {
+		logf("cannot read the vocabulary: %v", err)
+		os.Exit(1)
+	}
 	ex := &executor{scopes: map[string]*scope{}, out: newReplyWriter()}
 	in := bufio.NewReaderSize(os.Stdin, 1<<20)
 	for {
@@ -272,15 +276,7 @@ func (ex *executor) setEntity(req *request) (reply, error) {
 }
 
 func (ex *executor) events(req *request) (reply, error) {
-	s, err := ex.scopeOf(req)
-	if err != nil {
-		return reply{}, err
-	}
-	id, err := req.requiredString("client")
-	if err != nil {
-		return reply{}, err
-	}
-	client, err := s.client(id)
+	client, err := ex.clientOf(req)
 	if err != nil {
 		return reply{}, err
 	}
@@ -308,48 +304,46 @@ func (ex *executor) sessionOf(req *request) (*sessionEntity, error) {
 	return s.session(id)
 }
 
-func (ex *executor) sessionLsid(req *request) (reply, error) {
-	session, err := ex.sessionOf(req)
-	if err != nil {
-		return reply{}, err
-	}
-	return valueReply(session.lsid, "")
-}
-
-func (ex *executor) sessionState(req *request) (reply, error) {
-	session, err := ex.sessionOf(req)
-	if err != nil {
-		return reply{}, err
-	}
-	state, err := sessionState(session)
-	if err != nil {
-		return reply{}, err
-	}
-	return valueReply(state, "")
-}
-
-func (ex *executor) sessionPinnedAddress(req *request) (reply, error) {
-	session, err := ex.sessionOf(req)
-	if err != nil {
-		return reply{}, err
-	}
-	address, err := sessionPinnedAddress(session)
-	if err != nil {
-		return reply{}, err
-	}
-	return valueReply(address, "")
-}
-
-func (ex *executor) connectionsCheckedOut(req *request) (reply, error) {
+// clientOf is the client entity a request names in params.client.
+func (ex *executor) clientOf(req *request) (*clientEntity, error) {
 	s, err := ex.scopeOf(req)
 	if err != nil {
-		return reply{}, err
+		return nil, err
 	}
 	id, err := req.requiredString("client")
 	if err != nil {
+		return nil, err
+	}
+	return s.client(id)
+}
+
+// sessionAnswer answers a capability call about the session a request names with what `read` finds.
+func (ex *executor) sessionAnswer(req *request, read func(*sessionEntity) (any, error)) (reply, error) {
+	session, err := ex.sessionOf(req)
+	if err != nil {
 		return reply{}, err
 	}
-	client, err := s.client(id)
+	value, err := read(session)
+	if err != nil {
+		return reply{}, err
+	}
+	return valueReply(value, "")
+}
+
+func (ex *executor) sessionLsid(req *request) (reply, error) {
+	return ex.sessionAnswer(req, func(session *sessionEntity) (any, error) { return session.lsid, nil })
+}
+
+func (ex *executor) sessionState(req *request) (reply, error) {
+	return ex.sessionAnswer(req, func(session *sessionEntity) (any, error) { return sessionState(session) })
+}
+
+func (ex *executor) sessionPinnedAddress(req *request) (reply, error) {
+	return ex.sessionAnswer(req, func(session *sessionEntity) (any, error) { return sessionPinnedAddress(session) })
+}
+
+func (ex *executor) connectionsCheckedOut(req *request) (reply, error) {
+	client, err := ex.clientOf(req)
 	if err != nil {
 		return reply{}, err
 	}

@@ -15,31 +15,6 @@ import (
 	"go.mongodb.org/mongo-driver/v2/x/mongo/driver"
 )
 
-// eventFamilies maps each unified-format event name to the family an `events` request asks for.
-var eventFamilies = map[string]string{
-	"commandStartedEvent":             "command",
-	"commandSucceededEvent":           "command",
-	"commandFailedEvent":              "command",
-	"poolCreatedEvent":                "cmap",
-	"poolReadyEvent":                  "cmap",
-	"poolClearedEvent":                "cmap",
-	"poolClosedEvent":                 "cmap",
-	"connectionCreatedEvent":          "cmap",
-	"connectionReadyEvent":            "cmap",
-	"connectionClosedEvent":           "cmap",
-	"connectionCheckOutStartedEvent":  "cmap",
-	"connectionCheckOutFailedEvent":   "cmap",
-	"connectionCheckedOutEvent":       "cmap",
-	"connectionCheckedInEvent":        "cmap",
-	"serverDescriptionChangedEvent":   "sdam",
-	"topologyDescriptionChangedEvent": "sdam",
-	"serverHeartbeatStartedEvent":     "sdam",
-	"serverHeartbeatSucceededEvent":   "sdam",
-	"serverHeartbeatFailedEvent":      "sdam",
-	"topologyOpeningEvent":            "sdam",
-	"topologyClosedEvent":             "sdam",
-}
-
 // poolEventKinds maps the Go driver's pool event types to the unified format's names.
 var poolEventKinds = map[string]string{
 	event.ConnectionPoolCreated:     "poolCreatedEvent",
@@ -55,19 +30,12 @@ var poolEventKinds = map[string]string{
 	event.ConnectionCheckedIn:       "connectionCheckedInEvent",
 }
 
-// sensitiveCommands are left out unless the client observes sensitive commands (section 6.1).
-var sensitiveCommands = map[string]bool{
-	"authenticate": true, "saslstart": true, "saslcontinue": true, "getnonce": true, "createuser": true,
-	"updateuser": true, "copydbgetnonce": true, "copydbsaslstart": true, "copydb": true,
-}
-
 // recorder keeps one client's events. The driver publishes from its own goroutines, so every list is
 // appended under the lock.
 type recorder struct {
 	mu           sync.Mutex
 	observed     map[string]bool // unified event names this client records
-	ignored      map[string]bool // commandName -> left out (ignoreCommandMonitoringEvents + configureFailPoint)
-	sensitive    bool            // observeSensitiveCommands
+	ignored      map[string]bool // commandName -> left out (ignoreCommandMonitoringEvents)
 	skipped      map[int64]bool  // request ids whose started event was left out
 	events       map[string][]bson.D
 	checkedOut   int64
@@ -78,15 +46,14 @@ type recorder struct {
 	clientID string
 }
 
-func newRecorder(clientID string, log *commandLog, observe []string, ignore []string, sensitive bool) (*recorder, error) {
+func newRecorder(clientID string, log *commandLog, observe []string, ignore []string) (*recorder, error) {
 	r := &recorder{
-		log:       log,
-		clientID:  clientID,
-		observed:  map[string]bool{},
-		ignored:   map[string]bool{"configurefailpoint": true},
-		sensitive: sensitive,
-		skipped:   map[int64]bool{},
-		events:    map[string][]bson.D{},
+		log:      log,
+		clientID: clientID,
+		observed: map[string]bool{},
+		ignored:  map[string]bool{},
+		skipped:  map[int64]bool{},
+		events:   map[string][]bson.D{},
 	}
 	for _, name := range observe {
 		family, known := eventFamilies[name]
@@ -129,32 +96,10 @@ func (r *recorder) connectionsCheckedOut() int64 {
 	return r.checkedOut
 }
 
-// leftOut says whether a started command is not recorded: ignored by name, sensitive, or a hello carrying
-// speculative authentication (or redacted by the driver) unless sensitive commands are observed.
-func (r *recorder) leftOut(name string, command bson.Raw) bool {
-	lower := strings.ToLower(name)
-	if r.ignored[lower] {
-		return true
-	}
-	return !r.sensitive && isSensitive(name, command)
-}
-
-// isSensitive says whether a command is security-sensitive (section 6.1's list), or a hello carrying
-// speculative authentication (or redacted by the driver).
-func isSensitive(name string, command bson.Raw) bool {
-	lower := strings.ToLower(name)
-	if sensitiveCommands[lower] {
-		return true
-	}
-	if lower == "hello" || lower == "ismaster" {
-		if len(command) <= 5 { // the driver redacts a sensitive hello to an empty document
-			return true
-		}
-		if _, err := command.LookupErr("speculativeAuthenticate"); err == nil {
-			return true
-		}
-	}
-	return false
+// leftOut says whether a started command is not recorded: ignored by name. Sensitive and internal commands are
+// recorded as they are; the harness leaves them out (section 7.1).
+func (r *recorder) leftOut(name string) bool {
+	return r.ignored[strings.ToLower(name)]
 }
 
 // commandMonitor builds each event's document once, logs it in the scope's command log, then records it for
@@ -164,10 +109,10 @@ func (r *recorder) commandMonitor() *event.CommandMonitor {
 		Started: func(_ context.Context, ev *event.CommandStartedEvent) {
 			doc := commonCommandFields(ev.CommandName, ev.DatabaseName, ev.RequestID, ev.ServerConnectionID, ev.ServiceID)
 			doc = append(doc, bson.E{Key: "command", Value: ev.Command})
-			r.log.started(r.clientID, ev.RequestID, doc, isSensitive(ev.CommandName, ev.Command))
+			r.log.add(r.clientID, "commandStartedEvent", doc)
 			r.mu.Lock()
 			defer r.mu.Unlock()
-			if r.leftOut(ev.CommandName, ev.Command) {
+			if r.leftOut(ev.CommandName) {
 				r.skipped[ev.RequestID] = true
 				return
 			}
@@ -176,7 +121,7 @@ func (r *recorder) commandMonitor() *event.CommandMonitor {
 		Succeeded: func(_ context.Context, ev *event.CommandSucceededEvent) {
 			doc := commonCommandFields(ev.CommandName, ev.DatabaseName, ev.RequestID, ev.ServerConnectionID, ev.ServiceID)
 			doc = append(doc, bson.E{Key: "reply", Value: ev.Reply}, bson.E{Key: "durationMS", Value: millis(ev.Duration)})
-			r.log.finished(r.clientID, "commandSucceededEvent", ev.RequestID, doc)
+			r.log.add(r.clientID, "commandSucceededEvent", doc)
 			r.mu.Lock()
 			defer r.mu.Unlock()
 			if r.skipped[ev.RequestID] {
@@ -188,7 +133,7 @@ func (r *recorder) commandMonitor() *event.CommandMonitor {
 		Failed: func(_ context.Context, ev *event.CommandFailedEvent) {
 			doc := commonCommandFields(ev.CommandName, ev.DatabaseName, ev.RequestID, ev.ServerConnectionID, ev.ServiceID)
 			doc = append(doc, bson.E{Key: "failure", Value: failureDocument(ev.Failure)}, bson.E{Key: "durationMS", Value: millis(ev.Duration)})
-			r.log.finished(r.clientID, "commandFailedEvent", ev.RequestID, doc)
+			r.log.add(r.clientID, "commandFailedEvent", doc)
 			r.mu.Lock()
 			defer r.mu.Unlock()
 			if r.skipped[ev.RequestID] {

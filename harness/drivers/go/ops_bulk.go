@@ -83,45 +83,44 @@ func writeModel(request any) (mongo.WriteModel, error) {
 		}
 		model = mongo.NewInsertOneModel().SetDocument(document)
 	case "updateOne":
-		m := mongo.NewUpdateOneModel()
-		dataOption(o, "filter", m.SetFilter)
-		dataOption(o, "update", m.SetUpdate)
-		boolOption(o, "upsert", m.SetUpsert)
-		arrayOption(o, "arrayFilters", m.SetArrayFilters)
-		collationOption(o, m.SetCollation)
-		dataOption(o, "hint", m.SetHint)
-		model = m
+		m := readModelMatch(o, mongo.NewUpdateOneModel())
+		model = readModelUpdate(o, m, m.SetUpdate, m.SetArrayFilters)
 	case "updateMany":
-		m := mongo.NewUpdateManyModel()
-		dataOption(o, "filter", m.SetFilter)
-		dataOption(o, "update", m.SetUpdate)
-		boolOption(o, "upsert", m.SetUpsert)
-		arrayOption(o, "arrayFilters", m.SetArrayFilters)
-		collationOption(o, m.SetCollation)
-		dataOption(o, "hint", m.SetHint)
-		model = m
+		m := readModelMatch(o, mongo.NewUpdateManyModel())
+		model = readModelUpdate(o, m, m.SetUpdate, m.SetArrayFilters)
 	case "replaceOne":
-		m := mongo.NewReplaceOneModel()
-		dataOption(o, "filter", m.SetFilter)
+		m := readModelMatch(o, mongo.NewReplaceOneModel())
 		dataOption(o, "replacement", m.SetReplacement)
 		boolOption(o, "upsert", m.SetUpsert)
-		collationOption(o, m.SetCollation)
-		dataOption(o, "hint", m.SetHint)
 		model = m
 	case "deleteOne":
-		m := mongo.NewDeleteOneModel()
-		dataOption(o, "filter", m.SetFilter)
-		collationOption(o, m.SetCollation)
-		dataOption(o, "hint", m.SetHint)
-		model = m
+		model = readModelMatch(o, mongo.NewDeleteOneModel())
 	case "deleteMany":
-		m := mongo.NewDeleteManyModel()
-		dataOption(o, "filter", m.SetFilter)
-		collationOption(o, m.SetCollation)
-		dataOption(o, "hint", m.SetHint)
-		model = m
+		model = readModelMatch(o, mongo.NewDeleteManyModel())
 	default:
 		return nil, notImplemented("bulkWrite: request %q is not implemented", entry[0].Key)
 	}
 	return model, o.done()
+}
+
+// matchModel is what every bulk write model that matches documents takes: a filter, a collation and a hint.
+type matchModel[M any] interface {
+	SetFilter(any) M
+	SetCollation(*options.Collation) M
+	SetHint(any) M
+}
+
+func readModelMatch[M matchModel[M]](o *optionReader, m M) M {
+	dataOption(o, "filter", m.SetFilter)
+	collationOption(o, m.SetCollation)
+	dataOption(o, "hint", m.SetHint)
+	return m
+}
+
+// readModelUpdate reads an update model's own arguments (update, upsert, arrayFilters) into it.
+func readModelUpdate[M interface{ SetUpsert(bool) M }](o *optionReader, m M, update func(any) M, filters func([]any) M) M {
+	dataOption(o, "update", update)
+	boolOption(o, "upsert", m.SetUpsert)
+	arrayOption(o, "arrayFilters", filters)
+	return m
 }

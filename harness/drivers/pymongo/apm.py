@@ -18,11 +18,10 @@ from pymongo import monitoring
 from harness.core.constants import (
     ALL_COMMAND_EVENTS,
     CMAP_EVENTS,
-    HANDSHAKE_COMMANDS,
     INTERNAL_COMMANDS,
-    SENSITIVE_COMMANDS,
 )
 from harness.core.observations import ObservedEvent
+from harness.core.vocabulary import sensitive_command
 
 
 class CommandRecorder(monitoring.CommandListener):
@@ -126,10 +125,9 @@ def failed_event(event: monitoring.CommandFailedEvent, *, redacted: bool = False
 
 
 def sensitive(name: str, command: Mapping[str, Any] | None) -> bool:
-    """A security-sensitive command (docs/executor-protocol.md 6.1): an authentication command, or a handshake that
+    """A security-sensitive command (docs/executor-protocol.md 7.1): an authentication command, or a handshake that
     carries authentication (pymongo then publishes it with an empty, redacted body)."""
-    speculative = name in HANDSHAKE_COMMANDS and (not command or "speculativeAuthenticate" in command)
-    return name in SENSITIVE_COMMANDS or speculative
+    return sensitive_command(name, {} if command is None else dict(command))
 
 
 class ScopeCommandLog:

@@ -25,6 +25,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from harness.core.vocabulary import VOCABULARY_FILE
 from harness.drivers.executor.process import ExecutorFailure
 from harness.engine import child_processes
 from harness.formats.cache import cache_dir
@@ -44,10 +45,12 @@ RELEASE_PATTERN = re.compile(r"^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$")
 BUILD_JOBS = os.environ.get("HARNESS_RUST_BUILD_JOBS", "")
 
 
-def project_files(source_dir: Path = SOURCE_DIR) -> list[Path]:
-    """What the build reads: ``src/**/*.rs``, ``build.rs``, ``Cargo.toml`` and ``Cargo.lock``."""
+def project_files(source_dir: Path = SOURCE_DIR) -> dict[str, Path]:
+    """What the build reads, by its path in the build's copy: ``src/**/*.rs`` (not ``repro/``), ``build.rs``,
+    ``Cargo.toml``, ``Cargo.lock``, and the shared vocabulary (``vocabulary.json``, compiled in)."""
     sources = sorted(path for path in (source_dir / "src").rglob("*.rs") if path.is_file())
-    return [*sources, source_dir / "build.rs", source_dir / "Cargo.toml", source_dir / "Cargo.lock"]
+    files = [*sources, source_dir / "build.rs", source_dir / "Cargo.toml", source_dir / "Cargo.lock"]
+    return {**{str(path.relative_to(source_dir)): path for path in files}, "vocabulary.json": VOCABULARY_FILE}
 
 
 def build_digest(release: str, toolchain: str, source_dir: Path = SOURCE_DIR) -> str:
@@ -55,8 +58,8 @@ def build_digest(release: str, toolchain: str, source_dir: Path = SOURCE_DIR) ->
     digest = hashlib.sha256()
     for part in (release, toolchain):
         digest.update(part.encode() + b"\0")
-    for path in project_files(source_dir):
-        digest.update(str(path.relative_to(source_dir)).encode() + b"\0")
+    for name, path in project_files(source_dir).items():
+        digest.update(name.encode() + b"\0")
         digest.update(hashlib.sha256(path.read_bytes()).digest())
     return digest.hexdigest()
 
@@ -104,8 +107,8 @@ def _build(cargo: str, release: str, source_dir: Path, staging: Path, target: Pa
     binary there. The copy keeps ``Cargo.lock`` in the source tree untouched, also for ``rust@VERSION``."""
     project = staging / "project"
     project.mkdir()
-    for path in project_files(source_dir):
-        destination = project / path.relative_to(source_dir)
+    for name, path in project_files(source_dir).items():
+        destination = project / name
         destination.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(path, destination)
     if release:

@@ -6,6 +6,11 @@ fn main() {
     let dir = env::var("CARGO_MANIFEST_DIR").unwrap();
     let lock = Path::new(&dir).join("Cargo.lock");
     println!("cargo:rerun-if-changed=Cargo.lock");
+    // The shared vocabulary: beside Cargo.toml in the harness's build copy, else where the repository keeps it.
+    let copied = Path::new(&dir).join("vocabulary.json");
+    let vocabulary = if copied.is_file() { copied } else { Path::new(&dir).join("../../core/vocabulary.json") };
+    println!("cargo:rerun-if-changed={}", vocabulary.display());
+    println!("cargo:rustc-env=CS_VOCABULARY={}", vocabulary.canonicalize().unwrap_or(vocabulary).display());
     let text = fs::read_to_string(&lock).unwrap_or_default();
     let mut version = String::from("unknown");
     let mut in_mongodb = false;

@@ -1,65 +1,41 @@
 // What a client observed (docs/executor-protocol.md, sections 6.1 and 6.6): the driver's own command, CMAP and
 // SDAM events, recorded per family in publication order, with the fields the harness's comparators need.
+import { EVENT_FAMILY, VOCABULARY } from './vocabulary.js';
 
-/** Node's event name -> [protocol family, the unified format's event name]. */
+/** Node's event name -> the unified format's event name; the family comes from the vocabulary. */
 const EVENTS = {
-  commandStarted: ['command', 'commandStartedEvent'],
-  commandSucceeded: ['command', 'commandSucceededEvent'],
-  commandFailed: ['command', 'commandFailedEvent'],
-  connectionPoolCreated: ['cmap', 'poolCreatedEvent'],
-  connectionPoolReady: ['cmap', 'poolReadyEvent'],
-  connectionPoolCleared: ['cmap', 'poolClearedEvent'],
-  connectionPoolClosed: ['cmap', 'poolClosedEvent'],
-  connectionCreated: ['cmap', 'connectionCreatedEvent'],
-  connectionReady: ['cmap', 'connectionReadyEvent'],
-  connectionClosed: ['cmap', 'connectionClosedEvent'],
-  connectionCheckOutStarted: ['cmap', 'connectionCheckOutStartedEvent'],
-  connectionCheckOutFailed: ['cmap', 'connectionCheckOutFailedEvent'],
-  connectionCheckedOut: ['cmap', 'connectionCheckedOutEvent'],
-  connectionCheckedIn: ['cmap', 'connectionCheckedInEvent'],
-  serverDescriptionChanged: ['sdam', 'serverDescriptionChangedEvent'],
-  topologyDescriptionChanged: ['sdam', 'topologyDescriptionChangedEvent'],
-  serverHeartbeatStarted: ['sdam', 'serverHeartbeatStartedEvent'],
-  serverHeartbeatSucceeded: ['sdam', 'serverHeartbeatSucceededEvent'],
-  serverHeartbeatFailed: ['sdam', 'serverHeartbeatFailedEvent'],
-  topologyOpening: ['sdam', 'topologyOpeningEvent'],
-  topologyClosed: ['sdam', 'topologyClosedEvent'],
+  commandStarted: 'commandStartedEvent',
+  commandSucceeded: 'commandSucceededEvent',
+  commandFailed: 'commandFailedEvent',
+  connectionPoolCreated: 'poolCreatedEvent',
+  connectionPoolReady: 'poolReadyEvent',
+  connectionPoolCleared: 'poolClearedEvent',
+  connectionPoolClosed: 'poolClosedEvent',
+  connectionCreated: 'connectionCreatedEvent',
+  connectionReady: 'connectionReadyEvent',
+  connectionClosed: 'connectionClosedEvent',
+  connectionCheckOutStarted: 'connectionCheckOutStartedEvent',
+  connectionCheckOutFailed: 'connectionCheckOutFailedEvent',
+  connectionCheckedOut: 'connectionCheckedOutEvent',
+  connectionCheckedIn: 'connectionCheckedInEvent',
+  serverDescriptionChanged: 'serverDescriptionChangedEvent',
+  topologyDescriptionChanged: 'topologyDescriptionChangedEvent',
+  serverHeartbeatStarted: 'serverHeartbeatStartedEvent',
+  serverHeartbeatSucceeded: 'serverHeartbeatSucceededEvent',
+  serverHeartbeatFailed: 'serverHeartbeatFailedEvent',
+  topologyOpening: 'topologyOpeningEvent',
+  topologyClosed: 'topologyClosedEvent',
 };
 
-export const EVENT_FAMILIES = ['command', 'cmap', 'sdam'];
-
-const SENSITIVE_COMMANDS = new Set([
-  'authenticate',
-  'saslstart',
-  'saslcontinue',
-  'getnonce',
-  'createuser',
-  'updateuser',
-  'copydbgetnonce',
-  'copydbsaslstart',
-  'copydb',
-]);
-const HELLO_COMMANDS = new Set(['hello', 'ismaster']);
-
-/** Whether a command started event is security-sensitive (section 6.1's list, or a hello that authenticates or
- * that the driver redacted): the per-client record leaves it out, the scope's command log blanks it. */
-function sensitive(event) {
-  const name = String(event.commandName).toLowerCase();
-  if (SENSITIVE_COMMANDS.has(name)) return true;
-  const command = event.command ?? {};
-  return HELLO_COMMANDS.has(name) && ('speculativeAuthenticate' in command || Object.keys(command).length === 0);
+for (const kind of Object.values(EVENTS)) {
+  if (!(kind in EVENT_FAMILY)) throw new Error(`the vocabulary names no event ${kind}`);
 }
 
-/** Whether a command started event is one the protocol leaves out (section 6.1). */
-function leftOut(event, options) {
-  const name = String(event.commandName).toLowerCase();
-  if (options.ignored.has(event.commandName) || name === 'configurefailpoint') return true;
-  if (options.observeSensitiveCommands) return false;
-  return sensitive(event);
-}
+export const EVENT_FAMILIES = Object.keys(VOCABULARY.events);
 
-/** What a sensitive command's log entry keeps of its payloads (section 6.4.2): that it happened, not what it carried. */
-const BLANKED = ['command', 'reply', 'failure'];
+/** Whether a command started event is one the test's entity leaves out (`ignoreCommandMonitoringEvents`).
+ * Sensitive and internal commands are sent as they are: the harness leaves them out or blanks them (section 7.1). */
+const ignored = (event, options) => options.ignored.has(event.commandName);
 
 /** `{host, port}` descriptions carry more than the comparators use: only the SDAM type name crosses. */
 const description = (value) => (value == null ? undefined : { type: value.type });
@@ -111,18 +87,13 @@ export class ClientMonitor {
     this.codec = codec;
     this.clientId = spec.id;
     this.commandLog = commandLog;
-    /** Request ids of the sensitive commands started, so their reply or failure is blanked in the log too. */
-    this.sensitiveRequests = new Set();
     this.observed = new Set(spec.observeEvents ?? []);
-    this.options = {
-      ignored: new Set(spec.ignoreCommandMonitoringEvents ?? []),
-      observeSensitiveCommands: spec.observeSensitiveCommands === true,
-    };
+    this.options = { ignored: new Set(spec.ignoreCommandMonitoringEvents ?? []) };
     this.events = { command: [], cmap: [], sdam: [] };
     this.skippedRequests = new Set();
     this.checkedOut = 0;
-    for (const [name, [family, kind]] of Object.entries(EVENTS)) {
-      client.on(name, (event) => this.record(family, kind, event));
+    for (const [name, kind] of Object.entries(EVENTS)) {
+      client.on(name, (event) => this.record(EVENT_FAMILY[kind], kind, event));
     }
     client.on('connectionCheckedOut', () => (this.checkedOut += 1));
     client.on('connectionCheckedIn', () => (this.checkedOut -= 1));
@@ -131,7 +102,7 @@ export class ClientMonitor {
   record(family, kind, event) {
     if (family === 'command') {
       this.log(kind, event);
-      if (kind === 'commandStartedEvent' && leftOut(event, this.options)) this.skippedRequests.add(event.requestId);
+      if (kind === 'commandStartedEvent' && ignored(event, this.options)) this.skippedRequests.add(event.requestId);
       if (this.skippedRequests.has(event.requestId)) {
         if (kind !== 'commandStartedEvent') this.skippedRequests.delete(event.requestId);
         return;
@@ -149,11 +120,6 @@ export class ClientMonitor {
   log(kind, event) {
     const document = eventDocument(kind, 'command', event, this.codec);
     document.client = this.clientId;
-    if (kind === 'commandStartedEvent' && sensitive(event)) this.sensitiveRequests.add(event.requestId);
-    if (this.sensitiveRequests.has(event.requestId)) {
-      if (kind !== 'commandStartedEvent') this.sensitiveRequests.delete(event.requestId);
-      for (const key of BLANKED) if (key in document) document[key] = {};
-    }
     this.commandLog.push(document);
   }
 }

@@ -268,37 +268,14 @@ impl Scope {
                 .unwrap_or_default()
         };
         let observe = names("observeEvents");
-        let known = [
-            "commandStartedEvent",
-            "commandSucceededEvent",
-            "commandFailedEvent",
-            "poolCreatedEvent",
-            "poolReadyEvent",
-            "poolClearedEvent",
-            "poolClosedEvent",
-            "connectionCreatedEvent",
-            "connectionReadyEvent",
-            "connectionClosedEvent",
-            "connectionCheckOutStartedEvent",
-            "connectionCheckOutFailedEvent",
-            "connectionCheckedOutEvent",
-            "connectionCheckedInEvent",
-            "serverDescriptionChangedEvent",
-            "topologyDescriptionChangedEvent",
-            "topologyOpeningEvent",
-            "topologyClosedEvent",
-            "serverHeartbeatStartedEvent",
-            "serverHeartbeatSucceededEvent",
-            "serverHeartbeatFailedEvent",
-        ];
-        if let Some(unknown) = observe.iter().find(|n| !known.contains(&n.as_str())) {
+        let known = crate::vocabulary::event_names();
+        if let Some(unknown) = observe.iter().find(|n| !known.contains(n.as_str())) {
             return Err(Failure::not_implemented(format!("observeEvents: {unknown}")));
         }
         let recorder = Recorder::new(
             id,
             observe,
             names("ignoreCommandMonitoringEvents"),
-            spec.get_bool("observeSensitiveCommands").unwrap_or(false),
             self.log.clone(),
         );
         recorder.install(&mut options);

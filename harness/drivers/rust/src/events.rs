@@ -15,25 +15,13 @@ use crate::errors::error_type_name;
 /// The scope's command log: every command event of every client of the scope, in publication order.
 pub type CommandLog = Arc<Mutex<Vec<Document>>>;
 
-const SENSITIVE: [&str; 9] = [
-    "authenticate",
-    "saslstart",
-    "saslcontinue",
-    "getnonce",
-    "createuser",
-    "updateuser",
-    "copydbgetnonce",
-    "copydbsaslstart",
-    "copydb",
-];
-
 #[derive(Default)]
 struct Lists {
     command: Vec<Document>,
     cmap: Vec<Document>,
     sdam: Vec<Document>,
-    /// requestId -> (databaseName, left out of the client's list, sensitive)
-    started: HashMap<i32, (String, bool, bool)>,
+    /// requestId -> (databaseName, left out of the client's list)
+    started: HashMap<i32, (String, bool)>,
 }
 
 /// One client's recorder; the driver calls it from its own tasks, so everything is under one lock.
@@ -41,7 +29,6 @@ pub struct Recorder {
     pub client_id: String,
     observe: HashSet<String>,
     ignore: HashSet<String>,
-    observe_sensitive: bool,
     lists: Mutex<Lists>,
     checked_out: Mutex<i64>,
     log: CommandLog,
@@ -52,14 +39,12 @@ impl Recorder {
         client_id: &str,
         observe: HashSet<String>,
         ignore: HashSet<String>,
-        observe_sensitive: bool,
         log: CommandLog,
     ) -> Arc<Self> {
         Arc::new(Recorder {
             client_id: client_id.to_string(),
             observe,
             ignore,
-            observe_sensitive,
             lists: Mutex::new(Lists::default()),
             checked_out: Mutex::new(0),
             log,
@@ -92,16 +77,12 @@ impl Recorder {
 
     fn command(&self, event: CommandEvent) {
         let mut lists = self.lists.lock().unwrap();
-        let (out, request_id, name, leave_out, sensitive) = match event {
+        // Sensitive and internal commands are recorded as they are: the harness leaves them out or blanks them
+        // (section 7.1). Only the entity's own `ignoreCommandMonitoringEvents` is applied here.
+        let (out, leave_out) = match event {
             CommandEvent::Started(e) => {
-                let lower = e.command_name.to_lowercase();
-                let sensitive = SENSITIVE.contains(&lower.as_str())
-                    || (matches!(lower.as_str(), "hello" | "ismaster")
-                        && (e.command.is_empty() || e.command.contains_key("speculativeAuthenticate")));
-                let leave_out = self.ignore.contains(&e.command_name)
-                    || e.command_name == "configureFailPoint"
-                    || (sensitive && !self.observe_sensitive);
-                lists.started.insert(e.request_id, (e.db.clone(), leave_out, sensitive));
+                let leave_out = self.ignore.contains(&e.command_name);
+                lists.started.insert(e.request_id, (e.db.clone(), leave_out));
                 let mut d = doc! {
                     "kind": "commandStartedEvent",
                     "commandName": e.command_name.clone(),
@@ -111,10 +92,10 @@ impl Recorder {
                 };
                 connection_fields(&mut d, e.connection.server_id, e.service_id);
                 let observed = self.observe.contains("commandStartedEvent");
-                (d, e.request_id, e.command_name, leave_out || !observed, sensitive)
+                (d, leave_out || !observed)
             }
             CommandEvent::Succeeded(e) => {
-                let (db, left, sensitive) = lists.started.get(&e.request_id).cloned().unwrap_or_default();
+                let (db, left) = lists.started.get(&e.request_id).cloned().unwrap_or_default();
                 let mut d = doc! {"kind": "commandSucceededEvent", "commandName": e.command_name.clone()};
                 if !db.is_empty() {
                     d.insert("databaseName", db);
@@ -124,10 +105,10 @@ impl Recorder {
                 d.insert("requestId", e.request_id);
                 connection_fields(&mut d, e.connection.server_id, e.service_id);
                 let observed = self.observe.contains("commandSucceededEvent");
-                (d, e.request_id, e.command_name, left || !observed, sensitive)
+                (d, left || !observed)
             }
             CommandEvent::Failed(e) => {
-                let (db, left, sensitive) = lists.started.get(&e.request_id).cloned().unwrap_or_default();
+                let (db, left) = lists.started.get(&e.request_id).cloned().unwrap_or_default();
                 let mut d = doc! {"kind": "commandFailedEvent", "commandName": e.command_name.clone()};
                 if !db.is_empty() {
                     d.insert("databaseName", db);
@@ -137,21 +118,13 @@ impl Recorder {
                 d.insert("requestId", e.request_id);
                 connection_fields(&mut d, e.connection.server_id, e.service_id);
                 let observed = self.observe.contains("commandFailedEvent");
-                (d, e.request_id, e.command_name, left || !observed, sensitive)
+                (d, left || !observed)
             }
             _ => return,
         };
-        let _ = (request_id, name);
         // The scope's log first (under its own lock, taken while this client's lock is held, so one order).
         {
             let mut entry = out.clone();
-            if sensitive {
-                for key in ["command", "reply", "failure"] {
-                    if entry.contains_key(key) {
-                        entry.insert(key, Document::new());
-                    }
-                }
-            }
             entry.insert("client", self.client_id.clone());
             self.log.lock().unwrap().push(entry);
         }

@@ -8,6 +8,7 @@ mod errors;
 mod events;
 mod ops;
 mod stream;
+mod vocabulary;
 
 use std::collections::HashMap;
 use std::io::{BufRead, Write};

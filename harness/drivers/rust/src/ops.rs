@@ -186,6 +186,17 @@ fn documents(list: Vec<Document>) -> Result<Produced, Failure> {
     }))
 }
 
+/// `aggregate`'s arguments on a collection or a database: the pipeline and the batch size (a session is refused).
+fn aggregate_args(args: &mut Args, with_session: bool) -> Result<(Vec<Document>, Option<i64>), Failure> {
+    let pipeline = args.docs("pipeline")?.unwrap_or_default();
+    let batch_size = args.int("batchSize")?;
+    args.done()?;
+    if with_session {
+        return Err(Failure::not_implemented("aggregate with a session"));
+    }
+    Ok((pipeline, batch_size))
+}
+
 #[allow(clippy::too_many_arguments)]
 async fn entity_op(
     scope: &mut Scope,
@@ -346,18 +357,12 @@ async fn collection_op(
             documents(cursor.try_collect().await?)
         }
         "aggregate" => {
-            let pipeline = args.docs("pipeline")?.unwrap_or_default();
-            let batch_size = args.int("batchSize")?;
-            args.done()?;
-            if session.is_some() {
-                return Err(Failure::not_implemented("aggregate with a session"));
-            }
+            let (pipeline, batch_size) = aggregate_args(args, session.is_some())?;
             let mut action = coll.aggregate(pipeline);
             if let Some(n) = batch_size {
                 action = action.batch_size(n as u32);
             }
-            let cursor = action.await?;
-            documents(cursor.try_collect().await?)
+            documents(action.await?.try_collect().await?)
         }
         "createIndex" => {
             let keys = args.need_doc("keys")?;
@@ -446,18 +451,12 @@ async fn database_op(
             data(Bson::Null)
         }
         "aggregate" => {
-            let pipeline = args.docs("pipeline")?.unwrap_or_default();
-            let batch_size = args.int("batchSize")?;
-            args.done()?;
-            if session.is_some() {
-                return Err(Failure::not_implemented("aggregate with a session"));
-            }
+            let (pipeline, batch_size) = aggregate_args(args, session.is_some())?;
             let mut action = db.aggregate(pipeline);
             if let Some(n) = batch_size {
                 action = action.batch_size(n as u32);
             }
-            let cursor = action.await?;
-            documents(cursor.try_collect().await?)
+            documents(action.await?.try_collect().await?)
         }
         other => Err(Failure::not_implemented(format!("operation {other:?} on a database"))),
     }

@@ -43,8 +43,7 @@ final class Clients {
                 log,
                 scope.commandLog,
                 spec.getString("id").getValue(),
-                strings(spec, "ignoreCommandMonitoringEvents"),
-                spec.containsKey("observeSensitiveCommands") && spec.getBoolean("observeSensitiveCommands").getValue());
+                strings(spec, "ignoreCommandMonitoringEvents"));
         PoolEvents pool = new PoolEvents(log);
         TopologyEvents topology = new TopologyEvents(log);
         String uri = UriOptions.merge(scope.uri, uriOptions, firstHostOnly);
@@ -69,9 +68,7 @@ final class Clients {
     private static Set<String> observed(BsonDocument spec) {
         Set<String> observed = strings(spec, "observeEvents");
         for (String kind : observed) {
-            if (!EventLog.COMMAND_KINDS.contains(kind)
-                    && !EventLog.CMAP_KINDS.contains(kind)
-                    && !EventLog.SDAM_KINDS.contains(kind)) {
+            if (!Vocabulary.EVENT_FAMILIES.containsKey(kind)) {
                 throw ExecutorError.notImplemented("observing '" + kind + "' is not implemented by the Java executor");
             }
         }

@@ -9,7 +9,6 @@ import com.mongodb.event.CommandFailedEvent;
 import com.mongodb.event.CommandListener;
 import com.mongodb.event.CommandStartedEvent;
 import com.mongodb.event.CommandSucceededEvent;
-import java.util.Locale;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -22,53 +21,33 @@ import org.bson.BsonString;
 
 /**
  * The client's command monitoring (section 6.1 and 6.6): the driver's CommandListener, turned into event
- * documents. A started event is left out for configureFailPoint, the client's ignored commands and, unless
- * the client observes them, security-sensitive commands (the Java driver publishes those with an empty,
- * redacted command); its succeeded or failed event is left out with it, by request id.
+ * documents. A started event is left out for the client's ignored commands; its succeeded or failed event is
+ * left out with it, by request id. Sensitive and internal commands are recorded as the driver published them:
+ * the harness leaves them out or blanks them (section 7.1).
  *
  * <p>Every event, left out or not, also goes to the scope's command log (section 6.4.2) as the same document plus
- * the client's id; a security-sensitive command's command, reply or failure is emptied there, by request id too.
+ * the client's id.
  */
 final class CommandEvents implements CommandListener {
-    private static final Set<String> SENSITIVE = Set.of(
-            "authenticate",
-            "saslstart",
-            "saslcontinue",
-            "getnonce",
-            "createuser",
-            "updateuser",
-            "copydbgetnonce",
-            "copydbsaslstart",
-            "copydb");
-    private static final Set<String> HELLO = Set.of("hello", "ismaster");
-
     private final EventLog log;
     private final CommandLog scopeLog;
     private final String clientId;
     private final Set<String> ignored;
-    private final boolean observeSensitive;
     private final Set<Integer> leftOut = ConcurrentHashMap.newKeySet();
-    /** Request ids of sensitive commands whose reply or failure the scope's log has yet to empty. */
-    private final Set<Integer> redacted = ConcurrentHashMap.newKeySet();
 
-    CommandEvents(EventLog log, CommandLog scopeLog, String clientId, Set<String> ignored, boolean observeSensitive) {
+    CommandEvents(EventLog log, CommandLog scopeLog, String clientId, Set<String> ignored) {
         this.log = log;
         this.scopeLog = scopeLog;
         this.clientId = clientId;
         this.ignored = ignored;
-        this.observeSensitive = observeSensitive;
     }
 
     @Override
     public void commandStarted(CommandStartedEvent event) {
-        boolean sensitive = sensitive(event.getCommandName(), event.getCommand());
-        if (sensitive) {
-            redacted.add(event.getRequestId());
-        }
         BsonDocument document = common("commandStartedEvent", event);
         document.put("command", Values.copy(event.getCommand()));
-        logInScope(document, "command", sensitive);
-        if (leavesOut(event.getCommandName(), sensitive)) {
+        logInScope(document);
+        if (ignored.contains(event.getCommandName())) {
             leftOut.add(event.getRequestId());
             return;
         }
@@ -80,7 +59,7 @@ final class CommandEvents implements CommandListener {
         BsonDocument document = common("commandSucceededEvent", event);
         document.put("reply", Values.copy(event.getResponse()));
         document.put("durationMS", new BsonDouble(event.getElapsedTime(TimeUnit.NANOSECONDS) / 1e6));
-        logInScope(document, "reply", redacted.remove(event.getRequestId()));
+        logInScope(document);
         if (!leftOut.remove(event.getRequestId())) {
             log.add(document);
         }
@@ -91,41 +70,18 @@ final class CommandEvents implements CommandListener {
         BsonDocument document = common("commandFailedEvent", event);
         document.put("failure", failure(event.getThrowable()));
         document.put("durationMS", new BsonDouble(event.getElapsedTime(TimeUnit.NANOSECONDS) / 1e6));
-        logInScope(document, "failure", redacted.remove(event.getRequestId()));
+        logInScope(document);
         if (!leftOut.remove(event.getRequestId())) {
             log.add(document);
         }
     }
 
-    /**
-     * The scope's log entry: the client's own event document (the same conversion, shared, never changed after)
-     * with the client's id, and {@code carried} (command, reply or failure) emptied for a sensitive command: the
-     * log says that it happened, never what it carried, whatever the client observes.
-     */
-    private void logInScope(BsonDocument document, String carried, boolean sensitive) {
+    /** The scope's log entry: the client's own event document (shared, never changed after) with the client's id. */
+    private void logInScope(BsonDocument document) {
         BsonDocument entry = new BsonDocument();
         entry.putAll(document);
-        if (sensitive) {
-            entry.put(carried, new BsonDocument());
-        }
         entry.put("client", new BsonString(clientId));
         scopeLog.add(entry);
-    }
-
-    private boolean leavesOut(String name, boolean sensitive) {
-        if (ignored.contains(name) || "configureFailPoint".equals(name)) {
-            return true;
-        }
-        return sensitive && !observeSensitive;
-    }
-
-    /** Section 6.1's security-sensitive commands, and a hello that carries speculativeAuthenticate or is redacted. */
-    private static boolean sensitive(String name, BsonDocument command) {
-        String lower = name.toLowerCase(Locale.ROOT);
-        if (SENSITIVE.contains(lower)) {
-            return true;
-        }
-        return HELLO.contains(lower) && (command.isEmpty() || command.containsKey("speculativeAuthenticate"));
     }
 
     private static BsonDocument common(String kind, CommandEvent event) {

@@ -12,28 +12,6 @@ import org.bson.BsonDocument;
  * the client's observeEvents names. Reading is not draining.
  */
 final class EventLog {
-    static final Set<String> COMMAND_KINDS = Set.of("commandStartedEvent", "commandSucceededEvent", "commandFailedEvent");
-    static final Set<String> CMAP_KINDS = Set.of(
-            "poolCreatedEvent",
-            "poolReadyEvent",
-            "poolClearedEvent",
-            "poolClosedEvent",
-            "connectionCreatedEvent",
-            "connectionReadyEvent",
-            "connectionClosedEvent",
-            "connectionCheckOutStartedEvent",
-            "connectionCheckOutFailedEvent",
-            "connectionCheckedOutEvent",
-            "connectionCheckedInEvent");
-    static final Set<String> SDAM_KINDS = Set.of(
-            "serverDescriptionChangedEvent",
-            "topologyDescriptionChangedEvent",
-            "serverHeartbeatStartedEvent",
-            "serverHeartbeatSucceededEvent",
-            "serverHeartbeatFailedEvent",
-            "topologyOpeningEvent",
-            "topologyClosedEvent");
-
     private final Set<String> observed;
     private final List<BsonDocument> command = new ArrayList<>();
     private final List<BsonDocument> cmap = new ArrayList<>();
@@ -71,9 +49,10 @@ final class EventLog {
     }
 
     private List<BsonDocument> family(String kind) {
-        if (COMMAND_KINDS.contains(kind)) {
-            return command;
-        }
-        return CMAP_KINDS.contains(kind) ? cmap : sdam;
+        return switch (Vocabulary.EVENT_FAMILIES.getOrDefault(kind, "sdam")) {
+            case "command" -> command;
+            case "cmap" -> cmap;
+            default -> sdam;
+        };
     }
 }

@@ -21,6 +21,9 @@ public final class Main {
     public static void main(String[] args) throws IOException {
         PrintStream protocol = new PrintStream(new FileOutputStream(FileDescriptor.out), false, StandardCharsets.UTF_8);
         System.setOut(System.err);
+        if (Vocabulary.EVENT_FAMILIES.isEmpty()) { // read now: a missing vocabulary stops the executor at start-up
+            throw new IllegalStateException("the vocabulary names no events");
+        }
         Executor executor = new Executor();
         PrintStream trace = trace(System.getenv("HARNESS_JAVA_EXECUTOR_TRACE"));
         BufferedReader input = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
