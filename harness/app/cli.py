@@ -54,6 +54,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         "PySpark report over results files: conformance matrix, regressions, flakiness, failure clusters, HTML page",
         _report_arguments,
     )
+    builders["history"] = ("a test's status in every run of a history, and where it changed", _history_arguments)
+    builders["query"] = ('Spark SQL over a history\'s named views: harness query "SELECT ..."', _query_arguments)
     builders["spark"] = (
         "keep one Spark Connect server running on 127.0.0.1 for reports: harness spark start|stop|status",
         _spark_arguments,
@@ -110,6 +112,18 @@ def _report_arguments(sub: argparse.ArgumentParser) -> None:
     from reports.cli import add_report_arguments
 
     add_report_arguments(sub)
+
+
+def _history_arguments(sub: argparse.ArgumentParser) -> None:
+    from harness.app.history_command import add_history_command_arguments
+
+    add_history_command_arguments(sub)
+
+
+def _query_arguments(sub: argparse.ArgumentParser) -> None:
+    from harness.app.query_command import add_query_command_arguments
+
+    add_query_command_arguments(sub)
 
 
 def _spark_arguments(sub: argparse.ArgumentParser) -> None:
@@ -352,6 +366,18 @@ def spark_server_state() -> Path:
     return cache.cache_dir() / "spark-connect"
 
 
+def command_history(args: argparse.Namespace) -> int:
+    from harness.app.history_command import command_history as run_history
+
+    return run_history(args, spark_server_state())
+
+
+def command_query(args: argparse.Namespace) -> int:
+    from harness.app.query_command import command_query as run_query
+
+    return run_query(args, spark_server_state())
+
+
 def command_spark(args: argparse.Namespace) -> int:
     from reports.spark_command import command_spark as run_spark
 
@@ -386,6 +412,8 @@ COMMANDS = {
     "matrix": command_matrix,
     "report": command_report,
     "spark": command_spark,
+    "history": command_history,
+    "query": command_query,
     "coverage": command_coverage,
     "executor-check": command_executor_check,
     "certify": command_certify,
