@@ -15,8 +15,9 @@ def verdicts(spark):
 
 
 def test_the_share_of_rules_met_per_cell_and_area(verdicts):
-    table = rows(scores.rule_scores(verdicts), "cell", "rule_area", "rules_met", "rules_not_met", "rules_neutral",
-                 "share_met")
+    table = rows(
+        scores.rule_scores(verdicts), "cell", "rule_area", "rules_met", "rules_not_met", "rules_neutral", "share_met"
+    )
     by_key = {(cell, area): rest for cell, area, *rest in table}
     regressed = "pymongo 4.10.0 / secantusdb 0.7.0 replicaset native"
     # REGRESSED (CS-RESUME-1) fails, CS-RESUME-2 passes; CS-ITER-2 passes, NODE_SKIPS (CS-ITER-3) fails
@@ -31,8 +32,15 @@ def test_the_share_of_rules_met_per_cell_and_area(verdicts):
 
 
 def test_failures_only_one_driver_or_target_has(verdicts):
-    got = rows(scores.exclusive_failures(verdicts), "axis", "name", "compared_within", "exclusive_causes",
-               "exclusive_tests", "score")
+    got = rows(
+        scores.exclusive_failures(verdicts),
+        "axis",
+        "name",
+        "compared_within",
+        "exclusive_causes",
+        "exclusive_tests",
+        "score",
+    )
     assert got == sorted(
         [
             # REGRESSED's cause on both targets, where node passed it; NODE_SKIPS is not counted (node skipped it)
@@ -55,7 +63,6 @@ def test_a_test_with_two_causes_counts_once_in_the_score(spark):
         failing = record(outcome="failed", message="x", driver_version=version, run_id=version)
         failing["causes"] = causes
         records.append(failing)
-    table = rows(scores.exclusive_failures(verdicts_frame(spark, records)), "axis", "name", "exclusive_causes",
-                 "score")
+    table = rows(scores.exclusive_failures(verdicts_frame(spark, records)), "axis", "name", "exclusive_causes", "score")
     assert ("driver", "pymongo 4.9.0", 1, 0.5) in table
     assert ("driver", "pymongo 4.10.0", 0, 0.0) in table

@@ -61,8 +61,10 @@ def test_first_changes_are_the_planted_ones(verdicts):
     table = timelines.first_changes(verdicts)
     got = rows(table, "configuration", "test_id", "run_number", "change", "started_failing", "changed_versions")
     node, pymongo = "node / secantusdb replicaset native", "pymongo / {} replicaset native"
-    flips = [(node, world.FLIPPER, n, c, c == "pass -> fail", None) for n, c in
-             [(2, "pass -> fail"), (3, "fail -> pass"), (4, "pass -> fail"), (5, "fail -> pass")]]
+    flips = [
+        (node, world.FLIPPER, n, c, c == "pass -> fail", None)
+        for n, c in [(2, "pass -> fail"), (3, "fail -> pass"), (4, "pass -> fail"), (5, "fail -> pass")]
+    ]
     regressions = [
         (pymongo.format(target), world.REGRESSED, 4, "pass -> fail", True, "driver_version 4.9.0 -> 4.10.0")
         for target in world.TARGETS
