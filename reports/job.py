@@ -21,7 +21,19 @@ from pathlib import Path
 from pyspark.sql import Column, DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 
-from reports import axes, baseline, blame, clusters, conformance, duplicates, fault_survival, flakiness, history
+from reports import (
+    axes,
+    baseline,
+    blame,
+    clusters,
+    conformance,
+    duplicates,
+    fault_survival,
+    flakiness,
+    history,
+    scores,
+    timelines,
+)
 from reports.collect import TableRows
 from reports.discover import VERDICTS_MARKER, discover_inputs
 from reports.frames import sorted_table
@@ -161,6 +173,10 @@ TABLES: dict[str, Callable[[Sources, Mapping[str, DataFrame]], DataFrame]] = {
         t["cell_tests"], None if s.baseline is None else conformance.cell_tests(s.baseline)
     ),
     "runs": lambda s, t: history.runs(s.verdicts, s.parts),
+    "first_changes": lambda s, t: timelines.first_changes(s.verdicts),
+    "flip_flops": lambda s, t: timelines.flip_flops(t["first_changes"], timelines.latest_run(s.verdicts)),
+    "rule_scores": lambda s, t: scores.rule_scores(s.verdicts),
+    "exclusive_failures": lambda s, t: scores.exclusive_failures(s.verdicts),
     "unbuilt_cells": lambda s, t: sorted_table(
         s.cells.select("matrix", "cell", "stage", "reason", "at", "file"), "matrix", "cell"
     ),
@@ -170,7 +186,7 @@ TABLES: dict[str, Callable[[Sources, Mapping[str, DataFrame]], DataFrame]] = {
 
 #: The tables other tables are made from (the ``t[name]`` of :data:`TABLES`): each is cached when it is planned,
 #: so the verdicts are aggregated into it once, however many tables read it and in whatever order they run.
-SHARED_TABLES = frozenset({"cells", "blame", "version_status", "cell_tests"})
+SHARED_TABLES = frozenset({"cells", "blame", "version_status", "cell_tests", "first_changes"})
 
 
 class PlannedTables(Mapping[str, DataFrame]):

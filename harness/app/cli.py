@@ -107,6 +107,18 @@ def _report_arguments(sub: argparse.ArgumentParser) -> None:
     add_report_arguments(sub)
 
 
+def _history_arguments(sub: argparse.ArgumentParser) -> None:
+    from harness.app.history_command import add_history_command_arguments
+
+    add_history_command_arguments(sub)
+
+
+def _query_arguments(sub: argparse.ArgumentParser) -> None:
+    from harness.app.query_command import add_query_command_arguments
+
+    add_query_command_arguments(sub)
+
+
 def _spark_arguments(sub: argparse.ArgumentParser) -> None:
     from reports.spark_command import add_spark_arguments
 
@@ -355,6 +367,18 @@ def spark_server_state() -> Path:
     return cache.cache_dir() / "spark-connect"
 
 
+def command_history(args: argparse.Namespace) -> int:
+    from harness.app.history_command import command_history as run_history
+
+    return run_history(args, spark_server_state())
+
+
+def command_query(args: argparse.Namespace) -> int:
+    from harness.app.query_command import command_query as run_query
+
+    return run_query(args, spark_server_state())
+
+
 def command_spark(args: argparse.Namespace) -> int:
     from reports.spark_command import command_spark as run_spark
 
@@ -394,6 +418,18 @@ def command_catalogue(args: argparse.Namespace) -> int:
     return show(args)
 
 
+def _compare_arguments(sub: argparse.ArgumentParser) -> None:
+    from harness.app.compare_results import add_compare_arguments
+
+    add_compare_arguments(sub)
+
+
+def command_compare(args: argparse.Namespace) -> int:
+    from harness.app.compare_results import command_compare as compare
+
+    return compare(args)
+
+
 #: The app's own commands, one row each; plug-ins add theirs (``harness campaign``) through the plug-in table.
 COMMANDS: dict[str, AppCommand] = {
     "run": AppCommand("run spec tests against a target", add_run_arguments, command_run, starts_processes=True),
@@ -410,6 +446,17 @@ COMMANDS: dict[str, AppCommand] = {
         "PySpark report over results files: conformance matrix, regressions, flakiness, failure clusters, HTML page",
         _report_arguments,
         command_report,
+    ),
+    "history": AppCommand(
+        "a test's status in every run of a history, and where it changed", _history_arguments, command_history
+    ),
+    "query": AppCommand(
+        'Spark SQL over a history\'s named views: harness query "SELECT ..."', _query_arguments, command_query
+    ),
+    "compare": AppCommand(
+        "do two results files give the same verdicts, test by test (outcome and causes)?",
+        _compare_arguments,
+        command_compare,
     ),
     "spark": AppCommand(
         "keep one Spark Connect server running on 127.0.0.1 for reports: harness spark start|stop|status",

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from reports.collect import TableRows
 from reports.render import svg
 from reports.render.html import Column, listed, msg, num, pct, section, shown, table, when
+from reports.render.timelines import flip_flops_section, scores_section, timelines_section
 from reports.summary import rate_text
 
 Tables = dict[str, TableRows]
@@ -453,6 +454,9 @@ SECTIONS: list[tuple[str, str, Callable[[Tables], str]]] = [
     ("regressions", "Regressions", regressions_section),
     ("fixes", "Fixes", fixes_section),
     ("flaky", "Flaky", flaky_section),
+    ("timelines", "Timelines", timelines_section),
+    ("flip-flops", "Flip-flops", flip_flops_section),
+    ("scores", "Scores", scores_section),
     ("clusters", "Failure causes", clusters_section),
     ("baseline", "Baseline", baseline_section),
     ("coverage", "Coverage changes", coverage_section),
