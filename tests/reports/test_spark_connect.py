@@ -25,6 +25,7 @@ import pytest
 from reports import spark_server
 from reports.spark_server import ServerRecord, read_status, token_for
 from tests.paths import REPO
+from tests.reports.history_agreement_support import assert_agree, history_local, other_side  # noqa: F401
 from tests.reports.test_cluster import free_port
 from tests.spark_support import matrix_records, write_jsonl
 
@@ -223,3 +224,11 @@ def test_a_connect_session_takes_the_runtime_settings_only_and_the_token_goes_to
     assert set(connect_settings()) < set(session_settings("local[*]"))
     assert connect_url("sc://127.0.0.1:41234", None) == "sc://127.0.0.1:41234"
     assert connect_url("sc://127.0.0.1:41234", "t0k") == "sc://localhost:41234/;token=t0k"
+
+
+@pytest.mark.slow
+def test_spark_connect_gives_the_local_tables(history_local, server, tmp_path):  # noqa: F811
+    url, env, _ = server
+    history, local_out = history_local
+    other_side(history, tmp_path / "connect", "--remote", url, env=env)
+    assert_agree(local_out, tmp_path / "connect")
