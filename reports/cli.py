@@ -32,6 +32,25 @@ PYSPARK_HINT = "install it with `pip install -e '.[reports]'` (PySpark 4, pandas
 REMOTE_VARIABLE = "HARNESS_SPARK_REMOTE"
 
 
+def add_session_arguments(parser: argparse.ArgumentParser) -> None:
+    """Where a Spark job runs: ``--master`` (a session started here) or ``--remote`` (a Spark Connect server);
+    the report, ``harness history`` and ``harness query`` take the same two."""
+    parser.add_argument(
+        "--master",
+        default=None,
+        metavar="URL",
+        help="Spark master (default local[*]; e.g. spark://host:7077 for a standalone cluster)",
+    )
+    parser.add_argument(
+        "--remote",
+        default=os.environ.get(REMOTE_VARIABLE) or None,
+        metavar="sc://HOST:PORT",
+        help="run the job on this Spark Connect server instead of starting Spark here: the one `harness spark start` "
+        f"runs, or any of your own (default: ${REMOTE_VARIABLE}); it reads the inputs and writes at "
+        "their paths here, so it must see this machine's files",
+    )
+
+
 def add_report_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "inputs",
@@ -54,20 +73,7 @@ def add_report_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="INPUT",
         help="runs to compare with: newly failing, passing, skipped and flaky tests",
     )
-    parser.add_argument(
-        "--master",
-        default=None,
-        metavar="URL",
-        help="Spark master (default local[*]; e.g. spark://host:7077 for a standalone cluster)",
-    )
-    parser.add_argument(
-        "--remote",
-        default=os.environ.get(REMOTE_VARIABLE) or None,
-        metavar="sc://HOST:PORT",
-        help="run the job on this Spark Connect server instead of starting Spark here: the one `harness spark start` "
-        f"runs, or any of your own (default: ${REMOTE_VARIABLE}); it reads the inputs and writes the verdicts at "
-        "their paths here, so it must see this machine's files",
-    )
+    add_session_arguments(parser)
     parser.add_argument("--spark-server-state", type=Path, default=None, help=argparse.SUPPRESS)
     parser.add_argument(
         "--append-to",

@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from reports.cli import add_session_arguments
 from reports.discover import VERDICTS_MARKER
 from reports.input_size import InputSize, directory_bytes
 
@@ -38,18 +39,7 @@ def add_history_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help=f"the history: a folder written by harness report --append-to (default: ${HISTORY_VARIABLE})",
     )
-    parser.add_argument(
-        "--master",
-        default=None,
-        metavar="URL",
-        help="Spark master (default local[*]; e.g. spark://host:7077 for a standalone cluster)",
-    )
-    parser.add_argument(
-        "--remote",
-        default=None,
-        metavar="sc://HOST:PORT",
-        help="run on this Spark Connect server (harness spark start) instead of starting Spark here",
-    )
+    add_session_arguments(parser)
 
 
 def verdicts_folder(history: Path | None) -> Path:
