@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from harness.app.executor_check import CHECKS, run_checks
+from harness.drivers.executor.checks.runner import CHECKS, run_checks
 from harness.engine.plugins import EXECUTOR, load_plugins
 from tests.paths import REPO
 

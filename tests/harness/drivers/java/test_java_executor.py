@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.app.executor_check import run_checks
+from harness.drivers.executor.checks.runner import run_checks
 from harness.drivers.executor.process import ExecutorFailure, ExecutorProcess
 from harness.drivers.java import build
 from tests.conftest import UNIFIED_DIR, require_shared_specs

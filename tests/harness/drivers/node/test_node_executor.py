@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from bson import Int64
 
-from harness.app.executor_check import run_checks
+from harness.drivers.executor.checks.runner import run_checks
 from harness.drivers.executor.process import ExecutorProcess
 from tests.conftest import LEGACY_DIR, UNIFIED_DIR, require_shared_specs
 from tests.paths import REPO

@@ -11,12 +11,11 @@ passes (the harness then never asks it); the check says so.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from bson.int64 import Int64
 
-if TYPE_CHECKING:
-    from harness.app.executor_check import Check
+from harness.drivers.executor.checks.session import Check, open_scope, run_operation
 
 #: The scope's budget in this check: a slice that waited it out instead of ``budgetMS`` is told apart by time.
 SCOPE_BUDGET_MS = 12_000  # under the check's 20 s request deadline, so an executor that ignores budgetMS answers
@@ -27,8 +26,6 @@ SLICE_LIMIT_S = 8.0
 
 def check_command_log(check: Check) -> None:
     """Section 6.4.2, when ``hello`` lists ``command_log``."""
-    from harness.app.executor_check import _open_scope, _run
-
     if "command_log" not in (check.hello.get("capabilities") or []):
         return
     scope = "command-log"
@@ -46,13 +43,13 @@ def check_command_log(check: Check) -> None:
         {"database": {"id": "db2", "client": "writer", "databaseName": "executor_check"}},
         {"collection": {"id": "written", "database": "db2", "collectionName": "command_log"}},
     )
-    if not _open_scope(check, scope, SCOPE_BUDGET_MS, *entities):
+    if not open_scope(check, scope, SCOPE_BUDGET_MS, *entities):
         check.expect_ok("closeScope", scope=scope)
         return
-    _run(check, scope, "deleteMany", "written", filter={})
+    run_operation(check, scope, "deleteMany", "written", filter={})
     seen = _log(check, scope, 0)
-    _run(check, scope, "insertOne", "watched", document={"_id": Int64(1)})
-    _run(check, scope, "insertOne", "written", document={"_id": Int64(2)})
+    run_operation(check, scope, "insertOne", "watched", document={"_id": Int64(1)})
+    run_operation(check, scope, "insertOne", "written", document={"_id": Int64(2)})
     new = _log(check, scope, len(seen))
     _expect_answered(check, new, "insert", "watcher", "an insert its client ignores (ignoreCommandMonitoringEvents)")
     _expect_answered(check, new, "insert", "writer", "an insert of a client that observes nothing")

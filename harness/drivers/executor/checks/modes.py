@@ -23,8 +23,14 @@ from typing import Any
 
 from bson import Int64
 
-from harness.app.executor_check import Check, _client_and_collection, _command_names, _run, _typed_tree
 from harness.core.ports import DEFAULT_ITERATION_MODES, ITERATION_MODES
+from harness.drivers.executor.checks.session import (
+    Check,
+    client_and_collection,
+    command_names,
+    run_operation,
+    typed_tree,
+)
 
 #: Each mode's scope budget: an idle stream's noChange takes about this long (plus one getMore's wait).
 BUDGET_MS = 1000
@@ -50,15 +56,15 @@ def _check_mode(check: Check, mode: str | None) -> None:
     scope = f"mode-{mode or 'default'}"
     if not _opened(check, scope, mode, named):
         return
-    _run(check, scope, "deleteMany", "coll", filter={})
-    start = len(_command_names(check, scope))
+    run_operation(check, scope, "deleteMany", "coll", filter={})
+    start = len(command_names(check, scope))
     create = {"name": "createChangeStream", "object": "coll", "arguments": {"pipeline": []}}
     opened = check.request("run", scope=scope, operation={**create, "saveResultAsEntity": "stream"})
     if not opened["ok"]:
         check.problems.append(f"{named}: run createChangeStream: expected the stream, got {opened!r}")
     else:
-        once = _run(check, scope, "iterateOnce", "stream")
-        names = _command_names(check, scope)[start:]
+        once = run_operation(check, scope, "iterateOnce", "stream")
+        names = command_names(check, scope)[start:]
         seen = names[:2] if mode in READ_AHEAD_MODES else names
         if not once["ok"] or once.get("result") is not None or seen != ["aggregate", "getMore"]:
             exactly = "first" if mode in READ_AHEAD_MODES else "exactly"
@@ -67,7 +73,7 @@ def _check_mode(check: Check, mode: str | None) -> None:
                 f"aggregate, getMore (sections 6.4, 6.4.1), got {once!r} after {names}"
             )
         _expect_change(check, scope, named, 1, "an insert")
-        idle = _run(check, scope, "iterateUntilDocumentOrError", "stream")
+        idle = run_operation(check, scope, "iterateUntilDocumentOrError", "stream")
         if idle["ok"] or idle["error"].get("kind") != "noChange":
             check.problems.append(
                 f"{named}: run iterateUntilDocumentOrError on an idle stream (budget {BUDGET_MS} ms): expected "
@@ -86,7 +92,7 @@ def _opened(check: Check, scope: str, mode: str | None, named: str) -> bool:
     if not reply["ok"]:
         check.problems.append(f"openScope with {named} (declared in hello): expected success, got {reply!r}")
         return False
-    for entity in _client_and_collection("modes"):
+    for entity in client_and_collection("modes"):
         check.expect_ok("createEntity", scope=scope, entity=entity)
     if len(check.problems) > before:
         check.expect_ok("closeScope", scope=scope)
@@ -95,10 +101,10 @@ def _opened(check: Check, scope: str, mode: str | None, named: str) -> bool:
 
 
 def _expect_change(check: Check, scope: str, named: str, key: int, after: str) -> None:
-    _run(check, scope, "insertOne", "coll", document={"_id": Int64(key)})
-    change = _run(check, scope, "iterateUntilDocumentOrError", "stream")
+    run_operation(check, scope, "insertOne", "coll", document={"_id": Int64(key)})
+    change = run_operation(check, scope, "iterateUntilDocumentOrError", "stream")
     document_key = (change.get("result") or {}).get("documentKey") if change["ok"] else None
-    if _typed_tree(document_key) != _typed_tree({"_id": Int64(key)}):
+    if typed_tree(document_key) != typed_tree({"_id": Int64(key)}):
         check.problems.append(
             f"{named}: run iterateUntilDocumentOrError after {after}: expected the insert of _id {key}, got {change!r}"
         )

@@ -8,7 +8,10 @@ from typing import Any
 
 import pytest
 
-from harness.app.executor_check import CHECKS, Check, check_command_log, check_hello
+from harness.drivers.executor.checks.command_log import check_command_log
+from harness.drivers.executor.checks.handshake import check_hello
+from harness.drivers.executor.checks.runner import CHECKS
+from harness.drivers.executor.checks.session import Check
 from harness.drivers.executor.process import ExecutorProcess
 from tests.harness.drivers.executor.broken import REFERENCE, broken_executor
 

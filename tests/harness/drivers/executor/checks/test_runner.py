@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from harness.app import cli
-from harness.app.executor_check import CHECKS, run_checks
 from harness.core.model import EntitySpec
 from harness.drivers.executor.adapter import ExecutorAdapter
+from harness.drivers.executor.checks.runner import CHECKS, run_checks
 from harness.drivers.executor.process import ExecutorFailure
 from tests.harness.drivers.executor.broken import REFERENCE, broken_executor
 
@@ -163,8 +163,8 @@ def test_each_broken_executor_fails_the_server_checks_with_its_message(
 def test_each_broken_executor_fails_with_its_message(
     fault: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr("harness.app.executor_check.REQUEST_TIMEOUT_S", 3.0)
-    monkeypatch.setattr("harness.app.executor_check.HELLO_TIMEOUT_S", 10.0)
+    monkeypatch.setattr("harness.drivers.executor.checks.session.REQUEST_TIMEOUT_S", 3.0)
+    monkeypatch.setattr("harness.drivers.executor.checks.handshake.HELLO_TIMEOUT_S", 10.0)
     assert run_checks(broken(tmp_path, FAULTS[fault]), None) == 1
     out = capsys.readouterr().out
     assert EXPECTED[fault] in out, out

@@ -2,7 +2,7 @@
 
 Each check is shown to fail against a deliberately broken executor — the reference executor with the one fault
 a driver team met while writing the Java or Go executor — with a message naming the rule; the reference itself
-passes them all (tests/harness/drivers/executor/test_executor_check.py).
+passes them all (tests/harness/drivers/executor/checks/test_runner.py).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from harness.app.executor_check import run_checks
+from harness.drivers.executor.checks.runner import run_checks
 from tests.harness.drivers.executor.broken import broken_executor
 
 _OPERATION = "(request['params'].get('operation') or {})"
@@ -139,7 +139,7 @@ def test_a_broken_executor_fails_the_check_without_a_server(
 def test_a_broken_executor_fails_the_check_on_a_server(
     fault: str, tmp_path: Path, embedded_run: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("harness.app.executor_check.CLOSED_STREAM_BUDGET_S", 3.0)
+    monkeypatch.setattr("harness.drivers.executor.checks.streams.CLOSED_STREAM_BUDGET_S", 3.0)
     hooks, expected = SERVER_FAULTS[fault]
     lines: list[str] = []
     assert run_checks(broken_executor(tmp_path, **hooks), embedded_run.target.uri, lines.append) == 1

@@ -9,8 +9,11 @@ from typing import Any
 
 import pytest
 
-from harness.app.executor_check import CHECKS, Check, check_hello, check_iteration_modes
 from harness.drivers.executor.adapter import ExecutorAdapter, hello_problems
+from harness.drivers.executor.checks.handshake import check_hello
+from harness.drivers.executor.checks.modes import check_iteration_modes
+from harness.drivers.executor.checks.runner import CHECKS
+from harness.drivers.executor.checks.session import Check
 from harness.drivers.executor.process import ExecutorProcess
 from harness.drivers.executor.pymongo_reference import ADAPTER
 from tests.harness.drivers.executor.broken import REFERENCE, broken_executor
