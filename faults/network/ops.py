@@ -42,7 +42,7 @@ def uses_network_faults(test: SpecTest) -> bool:
 
 
 def network_faults_of(context: SpecContext, operation: Operation) -> NetworkFaults:
-    faults = context.runner.target.faults
+    faults = context.target.faults
     if faults is None:
         raise HarnessError(f"{operation.label or operation.name}: {operation.name}: {NO_NETWORK_FAULTS}")
     return faults

@@ -11,6 +11,7 @@ from __future__ import annotations
 import sys
 from typing import Any, TextIO
 
+from harness.app.options import from_namespace
 from harness.core.ports import chosen_iteration_mode
 from harness.engine.plugins import FrontEnd, Registry, load_plugins
 from harness.engine.run import HarnessRun, RunOptions
@@ -38,8 +39,6 @@ def new_run(options: RunOptions) -> HarnessRun:
 def front_end(args: Any) -> FrontEnd:
     """What a plug-in's command (``harness campaign``) gets from the app: its run options, read by the one
     options table, and :func:`new_run`."""
-    from harness.app.options import from_namespace
-
     return FrontEnd(from_namespace(args), new_run)
 
 

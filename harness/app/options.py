@@ -22,23 +22,23 @@ from typing import Any
 
 
 def _failpoint_modes() -> list[str]:
-    from harness.app.compose import plugins
+    from harness.engine.plugins import load_plugins
 
-    return list(plugins().failpoint_modes)
+    return list(load_plugins().failpoint_modes)
 
 
 def _driver_help() -> str:
     from harness.app.catalogue import driver_help
-    from harness.app.compose import plugins
+    from harness.engine.plugins import load_plugins
 
-    return driver_help(plugins(), default="pymongo")
+    return driver_help(load_plugins(), default="pymongo")
 
 
 def _target_help() -> str:
     from harness.app.catalogue import target_help
-    from harness.app.compose import plugins
+    from harness.engine.plugins import load_plugins
 
-    return target_help(plugins(), default="embedded")
+    return target_help(load_plugins(), default="embedded")
 
 
 def _count(least: int) -> Callable[[str], int]:
@@ -253,7 +253,7 @@ def run_options(value: Callable[[RunOption], Any], labels: dict[str, str] | None
     """A :class:`~harness.engine.run.RunOptions` from ``value(option)``, whichever front end read the values."""
     from harness.core.run_notes import RunNotes
     from harness.engine.run import RunOptions
-    from harness.engine.spec_runner import RunSettings
+    from harness.engine.run_settings import RunSettings
     from harness.targets.safety import ALLOW_DESTRUCTIVE
 
     values = {option.dest: value(option) for option in (*RUN_OPTIONS, *ATTEMPT_OPTIONS)}

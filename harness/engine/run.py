@@ -43,7 +43,8 @@ from harness.engine.failpoint_manager import FailPointManager
 from harness.engine.lifecycle import Case, run_case
 from harness.engine.plugins import FailPointSetup, Registry, load_plugins
 from harness.engine.results_store import ResultsStore
-from harness.engine.spec_runner import RunSettings, SpecRunner
+from harness.engine.run_settings import RunSettings
+from harness.engine.spec_runner import SpecRunner
 from harness.formats.expectations_file import load_expectations
 from harness.record.outcomes import FAILING, outcome_of
 

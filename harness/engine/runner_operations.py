@@ -1,7 +1,7 @@
 """Special test operations (``object: testRunner``) of the unified format.
 
 Each registers under its spec name in :data:`harness.engine.operation_table.TEST_RUNNER_OPERATIONS`
-(``failPoint`` itself lives in the runner). Collection and index assertions
+(``wait`` and ``failPoint`` too). Collection and index assertions
 use the target's internal admin client, as the spec requires. Assertions
 about a session or a client's commands ask the driver scope, which knows
 its driver's internals; a driver scope that cannot answer makes the test
@@ -19,7 +19,7 @@ from harness.core.matching import show
 from harness.core.matching.table import comparator_for
 from harness.core.model import Operation
 from harness.core.observations import SDAM_EVENTS
-from harness.core.ports import TargetAdminError, require_capability, require_event_family
+from harness.core.ports import FailPointError, TargetAdminError, require_capability, require_event_family
 from harness.engine.operation_table import test_runner_operation
 from harness.engine.spec_context import SpecContext
 
@@ -33,9 +33,30 @@ def _argument(operation: Operation, key: str) -> Any:
 
 def _scope_with(context: SpecContext, operation: Operation, capability: str) -> Any:
     """The test's driver scope, once the adapter is known to declare ``capability`` (else ``skipped``)."""
-    require_capability(context.runner.driver, capability, f"{operation.label}: {operation.name}")
+    require_capability(context.driver, capability, f"{operation.label}: {operation.name}")
     assert context.scope is not None
     return context.scope
+
+
+@test_runner_operation("wait")
+def _wait(context: SpecContext, operation: Operation) -> None:
+    """The unified format's ``wait``: sleep ``ms`` milliseconds (no lock held: teardown may happen meanwhile)."""
+    milliseconds = operation.arguments.get("ms")
+    if not isinstance(milliseconds, (int, float)) or milliseconds < 0:
+        raise HarnessError(f"{operation.label}: wait needs a non-negative 'ms', got {milliseconds!r}")
+    time.sleep(milliseconds / 1000)
+
+
+@test_runner_operation("failPoint")
+def _fail_point(context: SpecContext, operation: Operation) -> None:
+    command = operation.arguments.get("failPoint")
+    if not isinstance(command, dict):
+        raise HarnessError(f"{operation.label}: failPoint needs a 'failPoint' document")
+    try:
+        with context.guarded():  # a torn-down test must not arm a point the next test would inherit
+            context.failpoints.arm(command)
+    except FailPointError as exc:
+        raise HarnessError(f"{operation.label}: {exc}") from exc
 
 
 @test_runner_operation("createEntities")
@@ -48,7 +69,7 @@ def _create_entities(context: SpecContext, operation: Operation) -> None:
 # -- collections and indexes, seen through the internal client ----------------------
 def _collection_names(context: SpecContext, operation: Operation) -> list[str]:
     try:
-        names: list[str] = context.runner.target.admin_tasks.collection_names(_argument(operation, "databaseName"))
+        names: list[str] = context.target.admin_tasks.collection_names(_argument(operation, "databaseName"))
         return names
     except TargetAdminError as exc:
         raise HarnessError(f"{operation.label}: {exc}") from exc
@@ -57,7 +78,7 @@ def _collection_names(context: SpecContext, operation: Operation) -> list[str]:
 def _index_names(context: SpecContext, operation: Operation) -> list[str]:
     database, collection = _argument(operation, "databaseName"), _argument(operation, "collectionName")
     try:
-        names: list[str] = context.runner.target.admin_tasks.index_names(database, collection)
+        names: list[str] = context.target.admin_tasks.index_names(database, collection)
         return names
     except TargetAdminError as exc:
         raise HarnessError(f"{operation.label}: {exc}") from exc
@@ -173,7 +194,7 @@ def _matching_events(context: SpecContext, operation: Operation) -> int:
     family = _EVENT_FAMILIES.get(name)
     if family is None:  # other families (log and tracing events): the harness does not capture them
         raise TestSkipped(f"{operation.label}: {operation.name} on {name}: this runner does not capture {name} events")
-    require_event_family(context.runner.driver, family, f"{operation.label}: {operation.name} on {name}")
+    require_event_family(context.driver, family, f"{operation.label}: {operation.name} on {name}")
     published = context.scope.events(client, event_type=family)
     comparator = comparator_for(context.test.comparator)
     path = f"{operation.label}.event"

@@ -1,14 +1,32 @@
-"""One spec test's context: the :class:`~harness.engine.lifecycle.Case` the spec runner runs, and what its
-test-runner operations (:mod:`harness.engine.operation_table`) see."""
+"""One spec test's context: what its test-runner operations (:mod:`harness.engine.operation_table`) see.
+
+The test, its driver scope, what it opened, and the run's services it was handed at construction
+(:class:`SpecServices`: the target, the driver, the run's fail points, the driver's URI). It holds no
+reference to the runner that built it, so an operation cannot reach back up into the run.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from harness.core.model import SpecTest
-from harness.core.ports import require_capability
+from harness.core.ports import DriverAdapter, Target, require_capability
+from harness.engine.failpoint_manager import FailPointManager
 from harness.engine.lifecycle import Case
+
+
+@dataclass(frozen=True)
+class SpecServices:
+    """What one run hands every spec test, once: its collaborators, never the runner itself."""
+
+    target: Target
+    driver: DriverAdapter
+    #: The run's fail-point manager (native or emulated).
+    failpoints: FailPointManager
+    #: Where clients under test connect (a proxy in front of the target, or the target itself).
+    driver_uri: str
 
 
 class MatchingEntities:
@@ -27,16 +45,20 @@ class MatchingEntities:
 
 
 class SpecContext(Case):
-    """One spec test as a :class:`~harness.engine.lifecycle.Case`, and what its test-runner operations see.
+    """One spec test's state as a :class:`~harness.engine.lifecycle.Case`, and what its test-runner operations see.
 
-    ``runner`` (the spec runner: ``target``, ``failpoints``, ``driver``), ``test``
-    (the model), and ``scope`` (the driver's entities, once created).
+    ``test`` (the model), the run's ``target``, ``driver``, ``failpoints`` and ``driver_uri`` (handed down in
+    :class:`SpecServices`), and ``scope`` (the driver's entities, once created). Its body is
+    :class:`~harness.engine.spec_case.SpecCase`'s.
     """
 
-    def __init__(self, runner: Any, test: SpecTest) -> None:
+    def __init__(self, test: SpecTest, services: SpecServices) -> None:
         super().__init__()
-        self.runner = runner
         self.test = test
+        self.target = services.target
+        self.driver = services.driver
+        self.failpoints = services.failpoints
+        self.driver_uri = services.driver_uri
         self.scope: Any = None
         #: What test-runner operations opened for this test alone (a direct client to a pinned mongos and
         #: its fail points): each returns problems, called after the scope is closed.
@@ -49,10 +71,7 @@ class SpecContext(Case):
     @property
     def matching(self) -> MatchingEntities:
         """The driver scope as the comparators see it (their ``context``)."""
-        return MatchingEntities(self.scope, self.runner.driver)
-
-    def body(self) -> None:
-        self.runner.body(self)
+        return MatchingEntities(self.scope, self.driver)
 
     def close(self) -> list[str]:
         if self.scope is not None:

@@ -23,10 +23,9 @@ from harness.engine.spec_context import SpecContext
 
 def manager_for(context: SpecContext, address: tuple[str, int]) -> FailPointManager:
     """The run's manager when ``address`` is where the run's clients go; else a direct one for this test."""
-    tasks = context.runner.target.admin_tasks
-    if tasks.only_server(context.runner.driver_uri) == address:
-        run_manager: FailPointManager = context.runner.failpoints
-        return run_manager
+    tasks = context.target.admin_tasks
+    if tasks.only_server(context.driver_uri) == address:
+        return context.failpoints
     managers: dict[tuple[str, int], FailPointManager] = context.direct_failpoints
     if address not in managers:
         backend = tasks.direct_failpoints(address)
@@ -47,7 +46,7 @@ def targeted_fail_point(context: SpecContext, operation: Operation) -> None:
     command, session = operation.arguments.get("failPoint"), operation.arguments.get("session")
     if not isinstance(command, dict) or not isinstance(session, str):
         raise HarnessError(f"{operation.label}: targetedFailPoint needs a 'failPoint' document and a 'session'")
-    require_capability(context.runner.driver, "session_pinned_address", f"{operation.label}: targetedFailPoint")
+    require_capability(context.driver, "session_pinned_address", f"{operation.label}: targetedFailPoint")
     assert context.scope is not None
     address = context.scope.session_pinned_address(session)
     if address is None:

@@ -40,7 +40,7 @@ NO_PROXY = (
 
 
 def _owner(context: Any, operation: Operation) -> ReplyShapingOwner:
-    owner = owner_for(context.runner.target)
+    owner = owner_for(context.target)
     if owner is None:
         raise HarnessError(f"{operation.label or operation.name}: {operation.name}: {NO_PROXY}")
     return owner
@@ -66,7 +66,7 @@ def shape_replies(context: Any, operation: Operation) -> None:
         config = ShapingConfig.parse(dict(operation.arguments))
     except ShapingConfigError as exc:
         raise HarnessError(f"{where}: shapeReplies: {exc}") from exc
-    reason = unsupported_wire_version(context.runner.driver, config)
+    reason = unsupported_wire_version(context.driver, config)
     if reason is not None:
         raise TestSkipped(f"{where}: shapeReplies: {reason}")
     with context.guarded():  # a torn-down test must not leave shaping for the next one

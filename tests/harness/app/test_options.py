@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from harness.app.cli import build_parser
 from harness.app.options import from_namespace, from_pytest_config
+from tests.paths import REPO
 
 
 class _Config:
@@ -68,3 +71,27 @@ def test_defaults_are_the_same_everywhere() -> None:
 def test_the_cli_refuses_an_unknown_failpoint_mode() -> None:
     with pytest.raises(SystemExit):
         build_parser().parse_args(["run", "--failpoints", "sometimes"])
+
+
+_PROBE = (
+    "import argparse, sys; {first}from harness.app.options import add_cli_options; "
+    "parser = argparse.ArgumentParser(); add_cli_options(parser); parser.format_help(); "
+    "print('harness.app.compose' in sys.modules)"
+)
+
+
+def _compose_loaded(first: str = "") -> str:
+    probe = _PROBE.format(first=first)
+    result = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    return result.stdout.strip()
+
+
+def test_the_options_table_reads_the_plug_ins_without_the_composition_root():
+    """options -> compose was a cycle (compose imports options): the help's plug-in lists come from the plug-in
+    table itself, and building every option (help included) loads no harness.app.compose."""
+    assert _compose_loaded() == "False"
+
+
+def test_the_probe_sees_the_composition_root_when_it_is_loaded():
+    assert _compose_loaded("import harness.app.compose; ") == "True"

@@ -8,6 +8,8 @@ the declaration. With the full declaration the same tests pass, so each check ca
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from harness.core.ports import DRIVER_CAPABILITIES
@@ -73,12 +75,12 @@ def test_a_capability_the_adapter_does_not_declare_skips_the_test_with_its_name(
 ):
     runner = embedded_run.runner
     assert embedded_run.verdict(tests_by_name[capability]).outcome == "passed"  # the full declaration passes
-    full = runner.driver
-    runner.driver = NarrowedAdapter(capability)
+    full = runner.services
+    runner.services = replace(full, driver=NarrowedAdapter(capability))  # what every case is handed
     try:
         verdict = embedded_run.verdict(tests_by_name[capability])
     finally:
-        runner.driver = full
+        runner.services = full
     assert verdict.outcome == "skipped", verdict.message
     assert f"lacks the capability {capability!r}" in verdict.message
 

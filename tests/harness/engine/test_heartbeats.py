@@ -11,7 +11,7 @@ import pymongo.common
 
 from harness.core.model import TEST_RUNNER, EntitySpec, Operation, SpecTest
 from harness.drivers.pymongo.adapter import PyMongoAdapter
-from harness.engine.spec_runner import wants_fast_heartbeats
+from harness.engine.spec_case import wants_fast_heartbeats
 
 FAIL_POINT = Operation(
     "failPoint", TEST_RUNNER, {"client": "c", "failPoint": {"configureFailPoint": "failCommand", "mode": "off"}}

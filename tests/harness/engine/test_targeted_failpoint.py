@@ -80,7 +80,9 @@ def test_a_pinned_session_arms_the_point_on_its_server_and_teardown_turns_it_off
     runner = embedded_run.runner
     host, port = runner.target.admin.address
     address = (host, port) if spelling == "same" else ("localhost", port)
-    context = SpecContext(runner, SpecTest(file="unit", format="unified", description="pinned", comparator="unified"))
+    context = SpecContext(
+        SpecTest(file="unit", format="unified", description="pinned", comparator="unified"), runner.services
+    )
     context.scope = PinnedScope(address)
     operation = Operation(
         "targetedFailPoint", "testRunner", {"session": "session0", "failPoint": FAIL_PING}, label="operations[0]"
@@ -91,8 +93,8 @@ def test_a_pinned_session_arms_the_point_on_its_server_and_teardown_turns_it_off
         assert _count_fails(runner.target.uri)
         if spelling == "other":
             assert context.details["targeted_failpoints"] == [f"direct localhost:{port}"]
-            assert "failCommand" not in runner.failpoints.armed
+            assert "failCommand" not in runner.services.failpoints.armed
     finally:
-        problems = context.close() + runner.failpoints.disarm_all()
+        problems = context.close() + runner.services.failpoints.disarm_all()
     assert problems == []
     assert not _count_fails(runner.target.uri)

@@ -261,7 +261,7 @@ def test_without_a_run_wide_proxy_a_scenario_gets_a_proxy_of_its_own(embedded):
 
 def test_operations_refuse_bad_arguments_naming_the_operation(emulated):
     class Context:
-        runner, details = emulated.runner, {}
+        target, driver, details = emulated.target, emulated.driver, {}
 
         def guarded(self):
             import contextlib
