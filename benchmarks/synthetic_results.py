@@ -214,7 +214,9 @@ class NightWriter:
         self, rng: Random, cell_index: int, provenance: RunProvenance, t: float, count: int
     ) -> tuple[list[str], float]:
         """One harness run of the cell: ``count`` tests in catalog order, each line complete."""
-        tail = _cut(_template(provenance, self.tests[0]), "run_id", "expectation")
+        template = _template(provenance, self.tests[0])
+        keys = list(template)
+        tail = _cut(template, keys[keys.index("expectation") + 1], None)  # the run's part, after the verdict's
         plans, heads, iso, random = self.plans[cell_index], self.heads, self.clock.iso, rng.random
         lines = []
         t += 1.5 + random()  # start-up: target, expectations, first connection
@@ -244,10 +246,10 @@ class NightWriter:
                         else test.duration_s * (1.0 + random())
                     )
             lines.append(
-                f'{heads[index]}"outcome": "{outcome}", "message": {message}, "mismatches": {mismatches}, '
-                f'"causes": {causes}, "not_reached": [], '
-                f'"started_at": "{iso(t)}", "duration_s": {round(duration, 6)!r}, {tail}'
-                f'"expectation": {self.expectation(cell_index, test.test_id, outcome)}}}\n'
+                f'{heads[index]}"outcome": "{outcome}", "attempt": 1, "message": {message}, '
+                f'"mismatches": {mismatches}, "causes": {causes}, "not_reached": [], '
+                f'"started_at": "{iso(t)}", "duration_s": {round(duration, 6)!r}, '
+                f'"expectation": {self.expectation(cell_index, test.test_id, outcome)}, {tail}\n'
             )
             t += duration + 0.002 + 0.01 * random()
         return lines, t

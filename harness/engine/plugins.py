@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import re
+import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -335,7 +336,7 @@ def install(registry: Registry, name: str, module: Any) -> None:
     try:
         hook(registry)
     except Exception as exc:  # a name another plug-in registered, a broken plug-in: its problem, said at run start
-        registry.problems.append(f"{name} ({getattr(module, '__name__', module)}): {type(exc).__name__}: {exc}")
+        registry.problems.append(f"{name} ({_module_name(module)}): {type(exc).__name__}: {exc}")
         return
     registry.installed.append(name)
 
@@ -366,3 +367,8 @@ def load_plugins() -> Registry:
             registry.problems.append(f"{point.name} ({point.value}): {type(exc).__name__}: {exc}")
     _LOADED = registry
     return registry
+
+
+def _module_name(module: Any) -> str:
+    """A plug-in module's dotted name (anything else loaded in its place: its repr)."""
+    return module.__name__ if isinstance(module, types.ModuleType) else repr(module)

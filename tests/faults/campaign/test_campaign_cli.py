@@ -45,7 +45,7 @@ def test_campaign_run_options_are_the_run_tables_rows():
     for option in RUN_OPTIONS:
         if option.dest in ("driver", "target", "failpoints", "results", "allow_destructive"):
             assert declared[option.dest].option_strings == list(option.cli)
-            assert declared[option.dest].help == option.help
+            assert declared[option.dest].help == option.declaration(for_cli=True)["help"]
         else:
             assert option.dest not in declared
 
