@@ -5,7 +5,8 @@ Comparing two runs by hand means leaving out what only one execution can have: r
 the messages and facts that quote a session id, a cursor id or a cluster time. What is compared is what a verdict
 *is*: per test id, the outcome its attempts come to (:func:`harness.record.outcomes.outcome_of`, so a test that
 failed then passed is ``flaky`` on both sides or on neither), and its causes as the engine classified them (clause,
-step, path, the rules each cause can stand for and the expected-outcomes entry that explained it), in order.
+step, path, the rules each cause can stand for and the expected-outcomes entry that explained it), in order; a
+server address in a step keeps its host and loses its port (a harness-started target listens where it can).
 
 Exit status: 0 when every test has the same verdict on both sides; 1 when a test differs or is on one side only
 (each said in one line); 2 when a file cannot be read.
@@ -14,6 +15,7 @@ Exit status: 0 when every test has the same verdict on both sides; 1 when a test
 from __future__ import annotations
 
 import argparse
+import re
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -23,6 +25,8 @@ from harness.record.outcomes import outcome_of
 
 #: Lines printed per kind of difference before the rest are counted.
 SHOWN = 40
+#: A server's address in a step (``configureFailPoint ... on 127.0.0.1:39075``): the port is each run's own.
+ADDRESS = re.compile(r"\b(\d{1,3}(?:\.\d{1,3}){3}|localhost|\[[0-9A-Fa-f:]+\]):\d{2,5}\b")
 
 
 def add_compare_arguments(parser: argparse.ArgumentParser) -> None:
@@ -49,7 +53,7 @@ def _cause(cause: Any) -> tuple[Any, ...]:
         return (repr(cause),)
     return (
         cause.get("clause"),
-        cause.get("step") or "",
+        ADDRESS.sub(r"\1:PORT", str(cause.get("step") or "")),
         cause.get("path") or "",
         tuple(cause.get("rules") or ()),
         cause.get("known") or "",

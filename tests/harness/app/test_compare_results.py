@@ -27,10 +27,14 @@ def _compare(tmp_path: Path, before: list[dict], after: list[dict], capsys) -> t
 
 def test_what_only_one_execution_has_is_not_compared(tmp_path, capsys):
     before = [_record("f::t1", "passed", run_id="r1", duration_s=1.0), _record("f::t2", "failed", [CAUSE], message="x")]
+    before.append(_record("f::t3", "failed", [{**CAUSE, "step": "configureFailPoint on 127.0.0.1:39075"}]))
     moved = {**CAUSE, "fact": "id 97"}  # a cursor id in the fact: volatile
     after = [_record("f::t2", "failed", [moved], message="y"), _record("f::t1", "passed", run_id="r2", duration_s=9.0)]
+    after.append(_record("f::t3", "failed", [{**CAUSE, "step": "configureFailPoint on 127.0.0.1:41000"}]))  # its port
     code, out = _compare(tmp_path, before, after, capsys)
-    assert code == 0 and out.startswith("same verdicts: 2 tests"), out
+    assert code == 0 and out.startswith("same verdicts: 3 tests"), out
+    other_host = [*after[:2], _record("f::t3", "failed", [{**CAUSE, "step": "configureFailPoint on 10.0.0.9:41000"}])]
+    assert _compare(tmp_path, before, other_host, capsys)[0] == 1  # another server is not a port
 
 
 def test_each_kind_of_difference_is_said_and_fails(tmp_path, capsys):
