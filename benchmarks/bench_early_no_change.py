@@ -37,7 +37,7 @@ if __package__ in (None, ""):  # run as a script: make the repository importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from harness.engine.run import HarnessRun, RunOptions
-from harness.engine.spec_runner import RunSettings
+from harness.engine.run_settings import RunSettings
 from harness.formats.loaders import load_file
 
 HERE = Path(__file__).resolve().parent

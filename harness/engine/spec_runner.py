@@ -33,7 +33,7 @@ from harness.engine.spec_context import SpecServices
 from harness.formats.unified_operations import NESTED_OPERATIONS
 from harness.formats.unified_operations import TEST_RUNNER as FORMAT_RUNNER_OPERATIONS
 
-__all__ = ["NO_SCHEMA_MESSAGE", "RunSettings", "SpecRunner"]
+__all__ = ["NO_SCHEMA_MESSAGE", "SpecRunner"]
 
 #: The message of a test refused by ``--require-schema``.
 NO_SCHEMA_MESSAGE = (

@@ -27,7 +27,7 @@ from pymongo.synchronous.mongo_client import MongoClient
 
 import prose_tests
 from harness.engine.run import CodeDefinedTest, HarnessRun, RunOptions
-from harness.engine.spec_runner import RunSettings
+from harness.engine.run_settings import RunSettings
 
 ChangeStream = sync_change_stream.ChangeStream
 AnyChangeStream = change_stream_shared._AgnosticChangeStream

@@ -25,7 +25,7 @@ from harness.core.ports import ITERATION_MODES, DriverUnavailable, chosen_iterat
 from harness.drivers.pymongo.adapter import PyMongoAdapter
 from harness.drivers.pymongo.api_shims import ASYNC_API
 from harness.engine.run import HarnessRun, RunOptions
-from harness.engine.spec_runner import RunSettings
+from harness.engine.run_settings import RunSettings
 from harness.formats.loaders import load_paths
 from tests.conftest import require_shared_specs
 from tests.paths import REPO, SHARED_SPECS

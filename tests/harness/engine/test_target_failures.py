@@ -26,7 +26,7 @@ from harness.core.verdicts import ERROR, PASSED, Verdict
 from harness.engine import child_processes
 from harness.engine.lifecycle import Case, run_with_deadline
 from harness.engine.run import CodeDefinedTest, HarnessRun, RunOptions
-from harness.engine.spec_runner import RunSettings
+from harness.engine.run_settings import RunSettings
 from tests.harness.app.test_cli import PASSING
 from tests.helpers import LEGACY_HEADER, legacy_tests
 from tests.paths import REPO

@@ -26,7 +26,7 @@ import pytest
 import prose_tests
 from harness.core.rules import Allowance
 from harness.engine.run import HarnessRun, RunOptions
-from harness.engine.spec_runner import RunSettings
+from harness.engine.run_settings import RunSettings
 from harness.formats.loaders import load_paths
 from harness.formats.rule_files import load_allowances, load_mapping
 from prose_tests.server_checks import load_server_checks

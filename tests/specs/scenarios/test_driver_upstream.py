@@ -25,7 +25,7 @@ from pymongo.errors import InvalidOperation
 from pymongo.synchronous import change_stream as sync_change_stream
 
 from harness.engine.run import HarnessRun, RunOptions
-from harness.engine.spec_runner import RunSettings
+from harness.engine.run_settings import RunSettings
 from harness.formats.loaders import load_paths
 from harness.formats.rule_files import load_mapping
 from tests.paths import SHARED_SPECS

@@ -30,7 +30,7 @@ def overview_run_settings():
     """The embedded SecantusDB of the overview's breakages (test_server_*.py, one session fixture each), with a
     short iteration timeout: a breakage that withholds an event fails its scenario in two seconds, not ten."""
     from harness.engine.run import HarnessRun, RunOptions
-    from harness.engine.spec_runner import RunSettings
+    from harness.engine.run_settings import RunSettings
 
     return HarnessRun(RunOptions(target="embedded", expected="none", settings=RunSettings(iteration_timeout_s=2.0)))
 
